@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+# toptier: top-tier memory control for tiered-memory Linux machines.
+# Run "make help" for the targets.
+
+SHELL := /bin/bash
+S := scripts
+
+# Quick path: make test T="topology demotion/in_lieu_of_discard" TOPO=2tier
+T ?=
+TOPO ?=
+
+.PHONY: help deps tree kernel kernel-baseline tests check test demo shell bench export checkpatch clean
+
+help:
+	@echo "toptier make targets:"
+	@echo "  deps             install the Debian packages and the pinned kernel source"
+	@echo "  kernel           build the patched guest kernel; prints its bzImage path last"
+	@echo "  kernel-baseline  the same configuration without the series"
+	@echo "  check            everything, tested: deps, kernel, checkpatch, all tests in QEMU"
+	@echo "  test T=.. TOPO=..  run some tests (areas or area/name) on one topology"
+	@echo "  demo             boot the tiered VM and show tiers, demotion and promotion"
+	@echo "  shell            interactive shell in the tiered VM (TOPO=3tier for three tiers)"
+	@echo "  bench            benchmarks against the baseline kernel (docs/benchmarks.md)"
+	@echo "  export           write the work tree's commits back into patches/"
+	@echo "  checkpatch       scripts/checkpatch.pl over every patch of the series"
+	@echo "Big files live in \$$TOPTIER_CACHE (default ~/.cache/toptier)."
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/prepare-tree.sh
+
+kernel: deps
+	@$(S)/build-kernel.sh toptier
+
+kernel-baseline: deps
+	@$(S)/build-kernel.sh baseline
+
+tests:
+	@$(MAKE) -s -C tests O=$(CURDIR)/build/tests
+
+checkpatch: tree
+	@$(S)/checkpatch-series.sh
+
+check: deps
+	@$(S)/selftest-runner.sh
+	@$(S)/checkpatch-series.sh
+	@$(S)/run-tests.sh
+
+test: deps
+	@$(S)/run-tests.sh $(if $(TOPO),-t $(TOPO)) $(T)
+
+demo: deps
+	@$(S)/demo.sh $(if $(TOPO),-t $(TOPO))
+
+shell: deps
+	@$(S)/shell.sh $(if $(TOPO),-t $(TOPO))
+
+bench: deps
+	@bench/run.sh
+
+export:
+	@$(S)/export-series.sh
+
+clean:
+	rm -rf build results

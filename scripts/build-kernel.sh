@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build a guest kernel: "toptier" (the series applied) or "baseline" (the
+# same configuration on the pristine base).  Prints the absolute path of the
+# bzImage as the last line of stdout; progress goes to stderr.
+#
+#   DEBUG=1    also merge config/debug.config (KASAN, lockdep, DEBUG_VM)
+source "$(dirname "$0")/lib.sh"
+
+flavor=${1:-toptier}
+case $flavor in
+toptier)  src=$KSRC_REPO ;;
+baseline) src=$KSRC_BASE ;;
+*) die "usage: $0 toptier|baseline" ;;
+esac
+
+"$TOPTIER_ROOT/scripts/prepare-tree.sh"
+
+fragments=("$TOPTIER_ROOT/config/toptier.config")
+out=$KBUILD_DIR/$flavor
+if [[ -n ${DEBUG:-} ]]; then
+	fragments+=("$TOPTIER_ROOT/config/debug.config")
+	out=$KBUILD_DIR/$flavor-debug
+fi
+mkdir -p "$out" "$CCACHE_DIR"
+
+kmake() {
+	make -C "$src" O="$out" CC="ccache gcc" HOSTCC="ccache gcc" \
+		LOCALVERSION= -j"$(jobs_default)" "$@"
+}
+
+# Regenerate the configuration in a scratch directory and install it only
+# when it differs, so an unchanged config never triggers a rebuild.
+cfgdir=$out/.config-gen
+rm -rf "$cfgdir"; mkdir -p "$cfgdir"
+kmake -s O="$cfgdir" tinyconfig >/dev/null
+(cd "$cfgdir" && "$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" \
+	"$cfgdir/.config" "${fragments[@]}" >/dev/null)
+kmake -s O="$cfgdir" olddefconfig >/dev/null
+missing=()
+for f in "${fragments[@]}"; do
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=n) sym=${line%%=*}
+			grep -q "^$sym=" "$cfgdir/.config" && missing+=("$line") ;;
+		CONFIG_*)   grep -qxF "$line" "$cfgdir/.config" || missing+=("$line") ;;
+		esac
+	done < "$f"
+done
+((${#missing[@]} == 0)) || warn "options not in the final config: ${missing[*]}"
+if ! cmp -s "$cfgdir/.config" "$out/.config"; then
+	cp "$cfgdir/.config" "$out/.config"
+	msg "configuration updated ($out/.config)"
+fi
+rm -rf "$cfgdir"
+
+log=$out/build.log
+msg "building the $flavor kernel from $src (log: $log)"
+start=$SECONDS
+kmake bzImage > "$log" 2>&1 &
+pid=$!
+while kill -0 "$pid" 2>/dev/null; do
+	sleep 5
+	(( (SECONDS - start) % 30 < 5 )) || continue
+	kill -0 "$pid" 2>/dev/null || break
+	msg "  still building: $(grep -c '^  CC ' "$log" || true) files compiled, $((SECONDS - start)) s"
+done
+if ! wait "$pid"; then
+	grep -E 'error|Error' "$log" | head -20 >&2 || true
+	die "the $flavor kernel failed to build; see $log"
+fi
+msg "built $(cat "$out/include/config/kernel.release") in $((SECONDS - start)) s"
+echo "$out/arch/x86/boot/bzImage"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The guest half of "make demo": show the tiers, then demotion and promotion.
+echo
+echo "=== toptier demo on $(uname -r) ==="
+echo "--- memory tiers (/sys/devices/virtual/memory_tiering) ---"
+for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+	echo "  $(basename $t): nodes $(cat $t/nodelist)"
+done
+dmesg | grep "Demotion targets" | sed 's/^\[[^]]*\] /  /'
+for n in /sys/devices/system/node/node[0-9]*; do
+	echo "  $(basename $n): $(grep MemTotal $n/meminfo | awk '{print $4/1024 " MB"}'), cpus: $(cat $n/cpulist)"
+done
+[ -r /sys/devices/system/node/is_toptier ] &&
+	echo "  top-tier nodes (is_toptier): $(cat /sys/devices/system/node/is_toptier)"
+echo
+/tests/bin/tierdemo demote
+echo
+/tests/bin/tierdemo promote
+echo
+echo "=== demo done ==="

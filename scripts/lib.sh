@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the toptier scripts.  Source it, do not run it.
+
+set -euo pipefail
+
+TOPTIER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything large (kernel trees, build output, ccache) lives outside the
+# checkout, under one directory that a single variable moves.
+TOPTIER_CACHE=${TOPTIER_CACHE:-$HOME/.cache/toptier}
+TOPTIER_RESULTS=${TOPTIER_RESULTS:-$TOPTIER_ROOT/results}
+
+KSRC_REPO=$TOPTIER_CACHE/linux            # git repo, branch "toptier" = series
+KSRC_BASE=$TOPTIER_CACHE/linux-baseline   # worktree at the pristine base
+KBUILD_DIR=$TOPTIER_CACHE/build
+export CCACHE_DIR=${CCACHE_DIR:-$TOPTIER_CACHE/ccache}
+
+BASE_FILE=$TOPTIER_ROOT/patches/BASE
+SERIES_FILE=$TOPTIER_ROOT/patches/series
+
+msg()  { printf '>>> %s\n' "$*" >&2; }
+warn() { printf '!!! WARNING: %s\n' "$*" >&2; }
+die()  { printf '!!! ERROR: %s\n' "$*" >&2; exit 1; }
+
+base_get() { sed -n "s/^$1=//p" "$BASE_FILE"; }
+
+jobs_default() { echo $(( $(nproc) + 1 )); }
+
+# detect_accel <bzImage> <initramfs>: set TOPTIER_ACCEL to kvm or tcg.
+# A KVM guest hangs in the boot decompressor on these (nested) machines, so
+# KVM is used only when a short boot reaches the guest's probe marker.
+detect_accel() {
+	if [[ -n ${TOPTIER_ACCEL:-} ]]; then
+		export TOPTIER_ACCEL
+		return
+	fi
+	TOPTIER_ACCEL=tcg
+	if [[ -w /dev/kvm ]]; then
+		local out
+		out=$(timeout -k 2 10 qemu-system-x86_64 -accel kvm -cpu host \
+			-nodefaults -display none -no-reboot -serial stdio \
+			-machine q35 -m 256M -kernel "$1" -initrd "$2" \
+			-append "console=ttyS0 panic=-1 rdinit=/init toptier.mode=probe" \
+			</dev/null 2>/dev/null | tr -d '\r' || true)
+		grep -q TOPTIER-PROBE-OK <<<"$out" && TOPTIER_ACCEL=kvm
+	fi
+	msg "accelerator: $TOPTIER_ACCEL (set TOPTIER_ACCEL=kvm|tcg to skip the probe)"
+	export TOPTIER_ACCEL
+}

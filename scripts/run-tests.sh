@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host side of the test runner: boot one guest per test program, keep every
+# log, parse TAP, fail on any kernel splat, print "N passed, N failed".
+#
+#   run-tests.sh [-t TOPOLOGY] [-K bzImage] [area | area/name]...
+#
+# Each test source declares where it runs in a header comment:
+#   toptier-test: topology=2tier,3tier timeout=300
+# -t restricts the run to one topology.  Without arguments every test runs.
+source "$(dirname "$0")/lib.sh"
+
+only_topo= kernel=
+while getopts "t:K:" opt; do
+	case $opt in
+	t) only_topo=$OPTARG ;;
+	K) kernel=$OPTARG ;;
+	*) die "usage: $0 [-t topology] [-K bzImage] [tests]" ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+if [[ -z $kernel ]]; then
+	kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
+fi
+[[ -f $kernel ]] || die "no kernel at $kernel"
+
+bindir=$TOPTIER_ROOT/build/tests
+msg "building the guest test programs"
+make -s -C "$TOPTIER_ROOT/tests" O="$bindir" >&2
+initrd=$TOPTIER_ROOT/build/initramfs.cpio.gz
+"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$bindir" "$initrd"
+
+# Select the tests.
+mapfile -t all < <(cd "$TOPTIER_ROOT/tests" && ls -1 -- */*.c | grep -v '^lib/' | sed 's/\.c$//' | sort)
+sel=()
+if (($#)); then
+	for a in "$@"; do
+		found=
+		for t in "${all[@]}"; do
+			[[ $t == "$a" || ${t%%/*} == "$a" ]] && { sel+=("$t"); found=1; }
+		done
+		[[ -n $found ]] || die "no test or area named '$a'"
+	done
+else
+	sel=("${all[@]}")
+fi
+
+meta() {	# meta <test> <key> <default>
+	local v
+	v=$(sed -n "s/.*toptier-test:.*\b$2=\([^ ]*\).*/\1/p" "$TOPTIER_ROOT/tests/$1.c" | head -1)
+	echo "${v:-$3}"
+}
+
+run_id=$(date +%Y%m%d-%H%M%S)
+rdir=$TOPTIER_RESULTS/$run_id
+mkdir -p "$rdir"
+ln -sfn "$run_id" "$TOPTIER_RESULTS/latest"
+msg "results in $rdir"
+detect_accel "$kernel" "$initrd"
+
+passed=0 failed=0 skipped=0
+summary=$rdir/summary.txt
+: > "$summary"
+
+source "$TOPTIER_ROOT/scripts/tap-parse.sh"
+
+for t in "${sel[@]}"; do
+	topos=$(meta "$t" topology 2tier)
+	tmo=$(meta "$t" timeout 300)
+	for topo in ${topos//,/ }; do
+		[[ -z $only_topo || $only_topo == "$topo" ]] || continue
+		dir=$rdir/$topo/$t
+		msg "running $t on $topo (timeout ${tmo}s)"
+		start=$SECONDS
+		rc=0
+		"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -T "$t" -o "$dir" -k "$tmo" \
+			"$kernel" "$initrd" || rc=$?
+		((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
+		parse_tap "$dir" "$t [$topo] $((SECONDS - start))s"
+	done
+done
+
+echo
+echo "$passed passed, $failed failed"
+((failed == 0))

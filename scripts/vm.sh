@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a guest kernel in QEMU on a named tiered-memory topology.
+#
+#   vm.sh [options] <bzImage> <initramfs>
+#     -t TOPOLOGY   2tier (default) or 3tier
+#     -m MODE       run (default), shell, demo or probe (see scripts/guest-init)
+#     -T TESTS      comma-separated tests for run mode (area/name)
+#     -o DIR        write console.log and tap.log there (run/demo/probe mode)
+#     -k SECONDS    kill the guest after this long (default 600); exit 124
+#     -a ARGS       extra kernel command line
+#
+# Environment:
+#   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
+#   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
+source "$(dirname "$0")/lib.sh"
+
+topo=2tier mode=run tests= outdir= timeout=600 extra=
+while getopts "t:m:T:o:k:a:" opt; do
+	case $opt in
+	t) topo=$OPTARG ;;
+	m) mode=$OPTARG ;;
+	T) tests=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	k) timeout=$OPTARG ;;
+	a) extra=$OPTARG ;;
+	*) die "bad option" ;;
+	esac
+done
+shift $((OPTIND - 1))
+kernel=${1:?bzImage}
+initrd=${2:?initramfs}
+
+# ACPI SRAT + HMAT: node0 has the CPUs; the CPU-less nodes are slower and
+# get lower memory tiers from 6.12's memory-tiers code.  Both latency and
+# bandwidth are needed, or every node lands in the same tier.
+topology_args() {
+	local n0=${TOPTIER_NODE0_MB:-1024} n1=${TOPTIER_NODE1_MB:-2048}
+	local n2=${TOPTIER_NODE2_MB:-1024} total
+	case $1 in
+	2tier) total=$((n0 + n1)) ;;
+	3tier) total=$((n0 + n1 + n2)) ;;
+	*) die "unknown topology '$1' (2tier, 3tier)" ;;
+	esac
+	echo -machine q35,hmat=on -smp 2 -m "${total}M" \
+		-object memory-backend-ram,size="${n0}M",id=m0 \
+		-object memory-backend-ram,size="${n1}M",id=m1 \
+		-numa node,nodeid=0,cpus=0-1,memdev=m0,initiator=0 \
+		-numa node,nodeid=1,memdev=m1,initiator=0
+	[[ $1 == 3tier ]] && echo -object memory-backend-ram,size="${n2}M",id=m2 \
+		-numa node,nodeid=2,memdev=m2,initiator=0
+	local t lat bw
+	for t in 0 1 2; do
+		case $t in
+		0) lat=10 bw=10G ;;
+		1) lat=30 bw=3G ;;
+		2) [[ $1 == 3tier ]] || continue; lat=90 bw=1G ;;
+		esac
+		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat
+		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw
+	done
+}
+
+cmdline="console=ttyS0 panic=-1 rdinit=/init toptier.mode=$mode toptier.topology=$topo"
+[[ -n $tests ]] && cmdline+=" toptier.tests=$tests"
+[[ -n $extra ]] && cmdline+=" $extra"
+
+accel_args() {
+	[[ -n ${TOPTIER_ACCEL:-} ]] || detect_accel "$kernel" "$initrd"
+	case $TOPTIER_ACCEL in
+	kvm) echo -accel kvm -cpu host ;;
+	tcg) echo -accel tcg,thread=multi -cpu max ;;
+	*) die "TOPTIER_ACCEL must be kvm or tcg" ;;
+	esac
+}
+
+qemu=(qemu-system-x86_64 -nodefaults -no-reboot $(accel_args) $(topology_args "$topo")
+      -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+
+if [[ $mode == shell ]]; then
+	exec "${qemu[@]}" -nographic -serial mon:stdio
+fi
+
+[[ -n $outdir ]] || die "-o DIR is required in $mode mode"
+mkdir -p "$outdir"
+rc=0
+if [[ $mode == demo ]]; then
+	# Show the guest console live and keep a copy.
+	timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+		-serial stdio </dev/null 2>"$outdir/qemu.log" |
+		tee "$outdir/console.log" || rc=${PIPESTATUS[0]}
+	exit $rc
+fi
+timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+	-serial file:"$outdir/console.log" -serial file:"$outdir/tap.log" \
+	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
+exit $rc

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the toptier guest tests: TAP output, sysfs/procfs
+ * files, /proc/vmstat deltas, NUMA placement and cgroups (v1 and v2).
+ */
+#ifndef TT_H
+#define TT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MB (1024UL * 1024UL)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- TAP ---------------------------------------------------------------- */
+enum tt_result { TT_PASS, TT_FAIL, TT_SKIP };
+
+struct tt_case {
+	const char *name;
+	enum tt_result (*fn)(void);
+};
+
+/* Run a table of cases, print TAP, return the process exit status. */
+int tt_run(const struct tt_case *cases, size_t n);
+void tt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Record why a case is skipped; printed on its "ok ... # SKIP" line. */
+void tt_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print a diagnostic and fail the current case when cond is false. */
+#define TT_EXPECT(cond, ...) do {					\
+	if (!(cond)) {							\
+		tt_diag("%s:%d: expected %s", __FILE__, __LINE__, #cond); \
+		tt_diag(__VA_ARGS__);					\
+		return TT_FAIL;						\
+	}								\
+} while (0)
+
+/* ---- files -------------------------------------------------------------- */
+int read_text(const char *path, char *buf, size_t len);
+int write_text(const char *path, const char *val);	/* 0 or -errno */
+long long read_ll(const char *path);			/* LLONG_MIN on error */
+int write_ll(const char *path, long long v);
+bool path_exists(const char *path);
+/* Find "key <number>" (or "key: number") in a file of such lines. */
+long long file_key(const char *path, const char *key);
+
+/* ---- /proc/vmstat --------------------------------------------------------- */
+long long vmstat(const char *key);
+/* Sum of every /proc/vmstat counter whose name starts with prefix. */
+long long vmstat_prefix(const char *prefix);
+
+/* ---- time ----------------------------------------------------------------- */
+double now_s(void);
+
+/* ---- memory ---------------------------------------------------------------- */
+extern long page_size;
+void *map_anon(size_t len);
+/* Write a pattern derived from seed into every page (first touch). */
+void fill_pages(void *buf, size_t len, uint64_t seed);
+/* Check the pattern; returns the number of bad pages. */
+size_t check_pages(const void *buf, size_t len, uint64_t seed);
+/* Read one word of every page, to keep the pages hot. */
+uint64_t touch_pages(const void *buf, size_t len);
+
+/* ---- NUMA ------------------------------------------------------------------ */
+#define TT_MAX_NODES 8
+int tt_set_mempolicy(int mode, const unsigned long *mask, unsigned long maxnode);
+int tt_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
+	     unsigned long maxnode, unsigned int flags);
+/* Bind the calling task's future allocations to one node (MPOL_BIND). */
+int bind_to_node(int node);
+int unbind(void);
+/* Bind a range to a node with mbind; existing pages are moved there. */
+int place_on_node(void *buf, size_t len, int node);
+/* Back to MPOL_DEFAULT for a range (pages stay where they are). */
+int reset_policy(void *buf, size_t len);
+/* Count the pages of a range per node with move_pages(2) status queries. */
+int pages_per_node(const void *buf, size_t len, long counts[TT_MAX_NODES]);
+/* Move all pages of a range to a node with move_pages(2). */
+int move_range(void *buf, size_t len, int node);
+/* Free / total memory of a node in bytes from its meminfo. */
+long long node_free(int node);
+long long node_total(int node);
+/* Number of nodes listed in a /sys/devices/system/node/ mask file. */
+int nodelist_parse(const char *list, bool nodes[TT_MAX_NODES]);
+
+/* ---- cgroups -------------------------------------------------------------- */
+/* Mount the v1 memory hierarchy (once) and return its root. */
+const char *cg1_root(void);
+/* Mount cgroup2 (once), enable memory in the root and return its root. */
+const char *cg2_root(void);
+/* Create root/name; returns a malloc()ed path or NULL. */
+char *cg_create(const char *parent, const char *name);
+/* Kill the members, then remove; waits (with a deadline) for it to go. */
+int cg_destroy(const char *path);
+int cg_write(const char *cg, const char *file, const char *val);
+long long cg_read_ll(const char *cg, const char *file);
+/* Value of a "key value" line in a cgroup file (memory.stat, ...). */
+long long cg_read_key(const char *cg, const char *file, const char *key);
+int cg_attach(const char *cg, pid_t pid);
+/* Per-node value from memory.numa_stat (v1: "name=total N0=x ..."). */
+long long cg1_numa_stat(const char *cg, const char *name, int node);
+
+/* ---- processes ------------------------------------------------------------ */
+/* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid. */
+pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
+/* Wait for a child; returns its exit status, or 128+signal. */
+int wait_child(pid_t pid);
+
+/* Topology name passed on the kernel command line (toptier.topology=). */
+const char *topology(void);
+
+#endif
