@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -208,16 +209,21 @@ void fill_pages(void *buf, size_t len, uint64_t seed)
 	}
 }
 
+/* Page i of a buffer written by fill_pages(seed) still holds its pattern. */
+static bool page_ok(const void *buf, size_t i, uint64_t seed)
+{
+	const uint64_t *w = (const uint64_t *)((const char *)buf + i * page_size);
+
+	return w[0] == pattern(seed, i) && w[page_size / 8 - 1] == ~pattern(seed, i);
+}
+
 size_t check_pages(const void *buf, size_t len, uint64_t seed)
 {
 	size_t bad = 0;
 
-	for (size_t off = 0, i = 0; off < len; off += page_size, i++) {
-		const uint64_t *w = (const uint64_t *)((const char *)buf + off);
-
-		if (w[0] != pattern(seed, i) || w[page_size / 8 - 1] != ~pattern(seed, i))
+	for (size_t i = 0; i * page_size < len; i++)
+		if (!page_ok(buf, i, seed))
 			bad++;
-	}
 	return bad;
 }
 
@@ -360,6 +366,58 @@ int nodelist_parse(const char *list, bool nodes[TT_MAX_NODES])
 		p = *end == ',' ? end + 1 : end;
 	}
 	return count;
+}
+
+/* Lines look like "Node 0, zone    DMA32", "  pages free     1234", "        min      56". */
+int zoneinfo_read(struct tt_zone *zones, int max)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fields[] = {
+		{ "boost", offsetof(struct tt_zone, boost) },
+		{ "min", offsetof(struct tt_zone, min) },
+		{ "low", offsetof(struct tt_zone, low) },
+		{ "high", offsetof(struct tt_zone, high) },
+		{ "promo", offsetof(struct tt_zone, promo) },
+		{ "toptier", offsetof(struct tt_zone, toptier) },
+		{ "managed", offsetof(struct tt_zone, managed) },
+	};
+	static char buf[1 << 18];
+	struct tt_zone *z = NULL;
+	char *line, *save;
+	int n = 0;
+
+	if (read_text("/proc/zoneinfo", buf, sizeof(buf)) < 0)
+		return -errno;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char key[32], zname[16];
+		long long v;
+		int node;
+
+		if (sscanf(line, "Node %d, zone %15s", &node, zname) == 2) {
+			if (n == max)
+				return -ENOSPC;
+			z = &zones[n++];
+			memset(z, 0xff, sizeof(*z));	/* every field -1 */
+			z->node = node;
+			memcpy(z->name, zname, sizeof(z->name));
+			continue;
+		}
+		if (!z)
+			continue;
+		if (sscanf(line, " pages free %lld", &v) == 1) {
+			z->free = v;
+			continue;
+		}
+		/* Exact keys only: the pagesets have "high:" lines too. */
+		if (sscanf(line, " %31s %lld", key, &v) != 2)
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+			if (!strcmp(key, fields[i].key))
+				*(long long *)((char *)z + fields[i].off) = v;
+	}
+	return n;
 }
 
 /* ---- cgroups -------------------------------------------------------------- */
@@ -542,4 +600,214 @@ const char *topology(void)
 	p += strlen("toptier.topology=");
 	p[strcspn(p, " \n")] = 0;
 	return p;
+}
+
+/* ---- holders -------------------------------------------------------------- */
+/* Shared with the child: the request's arguments and its results. */
+struct holder_shm {
+	uint64_t seed;
+	bool thp;
+	int node;			/* 'm': target node */
+	size_t chunk, keep;		/* 't': and later 'k' checks only what is kept */
+	long counts[TT_MAX_NODES];	/* 'c' */
+	long bad;			/* 'k' */
+	int err;			/* 0 or -errno of the last request */
+};
+
+/* A request may wait for reclaim on a slow TCG guest. */
+#define HOLDER_TIMEOUT_MS (180 * 1000)
+
+static char *holder_map(struct holder *h)
+{
+	size_t huge = 2 * MB;
+	char *raw, *buf;
+
+	if (!h->shm->thp)
+		return map_anon(h->len);
+	/* Over-allocate to align the buffer to a PMD. */
+	raw = map_anon(h->len + huge);
+	if (!raw)
+		return NULL;
+	buf = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+	if (madvise(buf, h->len, MADV_HUGEPAGE))
+		return NULL;
+	return buf;
+}
+
+static long holder_bad(struct holder *h, const char *buf)
+{
+	struct holder_shm *s = h->shm;
+	size_t npages = h->len / page_size, per = s->chunk / page_size;
+	size_t kept = s->keep / page_size;
+	long bad = 0;
+
+	for (size_t i = 0; i < npages; i++)
+		if ((!per || i % per < kept) && !page_ok(buf, i, s->seed))
+			bad++;
+	return bad;
+}
+
+static int holder_trim_buf(struct holder *h, char *buf)
+{
+	struct holder_shm *s = h->shm;
+
+	for (size_t off = 0; off < h->len; off += s->chunk) {
+		size_t end = off + s->chunk < h->len ? off + s->chunk : h->len;
+
+		if (off + s->keep < end &&
+		    madvise(buf + off + s->keep, end - off - s->keep, MADV_DONTNEED))
+			return -errno;
+	}
+	return 0;
+}
+
+static int holder_main(void *arg)
+{
+	struct holder *h = arg;
+	struct holder_shm *s = h->shm;
+	char *buf, op = 'a';
+
+	/* Drop every other pipe end, or the children never see EOF. */
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != h->child_req && fd != h->child_resp)
+			close(fd);
+	buf = holder_map(h);
+	s->err = buf ? 0 : -ENOMEM;
+	if (buf)
+		fill_pages(buf, h->len, s->seed);
+	do {
+		switch (op) {
+		case 'c':
+			s->err = pages_per_node(buf, h->len, s->counts);
+			break;
+		case 'm':
+			s->err = move_range(buf, h->len, s->node);
+			break;
+		case 'k':
+			s->bad = holder_bad(h, buf);
+			s->err = 0;
+			break;
+		case 't':
+			s->err = holder_trim_buf(h, buf);
+			break;
+		}
+		if (write(h->child_resp, &op, 1) != 1 || !buf)
+			return 1;
+	} while (read(h->child_req, &op, 1) == 1);
+	return 0;	/* the parent went away */
+}
+
+/* Wait for the child's answer to the current request. */
+static int holder_wait(struct holder *h)
+{
+	struct pollfd p = { .fd = h->resp, .events = POLLIN };
+	char op;
+
+	if (poll(&p, 1, HOLDER_TIMEOUT_MS) != 1)
+		return -ETIMEDOUT;
+	if (read(h->resp, &op, 1) != 1)
+		return -ECHILD;	/* it died, OOM-killed perhaps */
+	return h->shm->err;
+}
+
+static int holder_ask(struct holder *h, char op)
+{
+	if (write(h->req, &op, 1) != 1)
+		return -ECHILD;
+	return holder_wait(h);
+}
+
+struct holder *holder_start(const char *cg, size_t len, uint64_t seed, bool thp)
+{
+	struct holder *h = calloc(1, sizeof(*h));
+	int to_child[2] = { -1, -1 }, from_child[2] = { -1, -1 }, err;
+
+	if (!h)
+		return NULL;
+	/* A request to a holder that died must fail, not kill the test. */
+	signal(SIGPIPE, SIG_IGN);
+	h->pid = -1;
+	h->req = h->resp = h->child_req = h->child_resp = -1;
+	h->len = len;
+	h->shm = mmap(NULL, sizeof(*h->shm), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (h->shm == MAP_FAILED || pipe2(to_child, O_CLOEXEC) ||
+	    pipe2(from_child, O_CLOEXEC)) {
+		tt_diag("holder: %s", strerror(errno));
+		if (h->shm == MAP_FAILED)
+			h->shm = NULL;
+		holder_stop(h);
+		return NULL;
+	}
+	memset(h->shm, 0, sizeof(*h->shm));
+	h->shm->seed = seed;
+	h->shm->thp = thp;
+	h->req = to_child[1];
+	h->resp = from_child[0];
+	h->child_req = to_child[0];
+	h->child_resp = from_child[1];
+	h->pid = spawn_in(cg, holder_main, h);
+	err = h->pid < 0 ? -errno : 0;
+	close(h->child_req);
+	close(h->child_resp);
+	h->child_req = h->child_resp = -1;
+	if (!err)
+		err = holder_wait(h);
+	if (err) {
+		tt_diag("holder of %zu MB in %s failed: %s", len / MB,
+			cg ? cg : "(own cgroup)", strerror(-err));
+		holder_stop(h);
+		return NULL;
+	}
+	return h;
+}
+
+int holder_count(struct holder *h, long counts[TT_MAX_NODES])
+{
+	int err = holder_ask(h, 'c');
+
+	if (!err)
+		memcpy(counts, h->shm->counts, sizeof(h->shm->counts));
+	return err;
+}
+
+int holder_move(struct holder *h, int node)
+{
+	h->shm->node = node;
+	return holder_ask(h, 'm');
+}
+
+long holder_check(struct holder *h)
+{
+	return holder_ask(h, 'k') ? -1 : h->shm->bad;
+}
+
+int holder_trim(struct holder *h, size_t chunk, size_t keep)
+{
+	if (!chunk || keep > chunk)
+		return -EINVAL;
+	h->shm->chunk = chunk;
+	h->shm->keep = keep;
+	return holder_ask(h, 't');
+}
+
+void holder_stop(struct holder *h)
+{
+	if (!h)
+		return;
+	if (h->pid > 0) {
+		kill(h->pid, SIGKILL);
+		wait_child(h->pid);
+	}
+	if (h->req >= 0)
+		close(h->req);
+	if (h->resp >= 0)
+		close(h->resp);
+	if (h->child_req >= 0)
+		close(h->child_req);
+	if (h->child_resp >= 0)
+		close(h->child_resp);
+	if (h->shm)
+		munmap(h->shm, sizeof(*h->shm));
+	free(h);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Small helpers shared by the toptier guest tests: TAP output, sysfs/procfs
- * files, /proc/vmstat deltas, NUMA placement and cgroups (v1 and v2).
+ * files, /proc/vmstat deltas, /proc/zoneinfo, NUMA placement, cgroups (v1
+ * and v2) and holder processes keeping memory in a cgroup.
  */
 #ifndef TT_H
 #define TT_H
@@ -86,6 +87,16 @@ long long node_total(int node);
 /* Number of nodes listed in a /sys/devices/system/node/ mask file. */
 int nodelist_parse(const char *list, bool nodes[TT_MAX_NODES]);
 
+/* One zone of /proc/zoneinfo; fields the kernel does not print are -1. */
+struct tt_zone {
+	int node;
+	char name[16];
+	long long free, boost, min, low, high, promo, toptier, managed;	/* pages */
+};
+#define TT_MAX_ZONES 32
+/* Parse /proc/zoneinfo into zones[]; returns the number of zones or -errno. */
+int zoneinfo_read(struct tt_zone *zones, int max);
+
 /* ---- cgroups -------------------------------------------------------------- */
 /* Mount the v1 memory hierarchy (once) and return its root. */
 const char *cg1_root(void);
@@ -108,6 +119,35 @@ long long cg1_numa_stat(const char *cg, const char *name, int node);
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
 /* Wait for a child; returns its exit status, or 128+signal. */
 int wait_child(pid_t pid);
+
+/*
+ * A holder: a child process that joins cg (if not NULL), maps len bytes of
+ * anonymous memory (2 MB aligned and MADV_HUGEPAGE when thp), writes every
+ * page with fill_pages(seed) and holds the memory until holder_stop().  In
+ * between it serves the parent's requests over two pipes (the guest kernel
+ * has no sockets), so the parent can ask where the memory is, move it and
+ * check it.
+ */
+struct holder_shm;
+struct holder {
+	pid_t pid;
+	int req, resp;		/* the parent's ends: requests out, answers in */
+	int child_req, child_resp;	/* the child's ends */
+	size_t len;
+	struct holder_shm *shm;
+};
+/* Returns once the memory is written, or NULL (the child died, ...). */
+struct holder *holder_start(const char *cg, size_t len, uint64_t seed, bool thp);
+/* Pages of the held memory per node (move_pages(2) status). */
+int holder_count(struct holder *h, long counts[TT_MAX_NODES]);
+/* Move the held memory to a node with move_pages(2). */
+int holder_move(struct holder *h, int node);
+/* Pages of the held memory whose contents changed, or -1. */
+long holder_check(struct holder *h);
+/* In every chunk of the memory, drop what follows its first keep bytes. */
+int holder_trim(struct holder *h, size_t chunk, size_t keep);
+/* Kill the child and wait for it; NULL is fine. */
+void holder_stop(struct holder *h);
 
 /* Topology name passed on the kernel command line (toptier.topology=). */
 const char *topology(void);
