@@ -100,6 +100,27 @@ static enum tt_result test_free(void)
 	return TT_PASS;
 }
 
+/* Read-only files refuse writes and keep their value. */
+static enum tt_result test_read_only(void)
+{
+	const char *root = cg1_root();
+	char before[128], after[128], usage[256];
+	int err;
+
+	TT_EXPECT(read_text(IS_TOPTIER, before, sizeof(before)) > 0, "cannot read is_toptier");
+	err = write_text(IS_TOPTIER, "1");
+	TT_EXPECT(err < 0, "writing is_toptier succeeded");
+	TT_EXPECT(read_text(IS_TOPTIER, after, sizeof(after)) > 0 && !strcmp(before, after),
+		  "is_toptier changed after a refused write");
+	TT_EXPECT(root, "no cgroup v1 memory hierarchy");
+	snprintf(usage, sizeof(usage), "%s/memory.toptier_usage_in_bytes", root);
+	TT_EXPECT(path_exists(usage), "no %s", usage);
+	err = write_text(usage, "0");
+	tt_diag("write is_toptier and toptier_usage_in_bytes: %s", strerror(-err));
+	TT_EXPECT(err < 0, "writing memory.toptier_usage_in_bytes succeeded");
+	return TT_PASS;
+}
+
 int main(void)
 {
 	static const struct tt_case cases[] = {
@@ -108,6 +129,7 @@ int main(void)
 		{ "is_toptier_subset_of_has_memory", test_subset_of_has_memory },
 		{ "meminfo_toptier_total_is_node0", test_total },
 		{ "meminfo_toptier_free_is_node0", test_free },
+		{ "read_only_files_refuse_writes", test_read_only },
 	};
 
 	return tt_run(cases, ARRAY_SIZE(cases));
