@@ -21,7 +21,10 @@ mkdir -p "$out"
 data=$out/data.txt
 : > "$data"
 for r in $(seq 1 "$rounds"); do
-	for k in baseline toptier; do
+	# ABBA order, so that drift within a round favours neither kernel.
+	order="baseline toptier"
+	((r % 2)) || order="toptier baseline"
+	for k in $order; do
 		img=$bl; [[ $k == toptier ]] && img=$tt
 		msg "round $r/$rounds: $k"
 		"$TOPTIER_ROOT/scripts/vm.sh" -T bin/faultbench -o "$out/$k-$r" -k 300 "$img" "$initrd" ||
@@ -32,20 +35,23 @@ done
 
 python3 - "$data" <<'PY' | tee "$out/summary.txt"
 import sys, statistics as st, collections
-rows = collections.defaultdict(dict)
+# runs[kernel][round][(phase, load)] = [faults/s of each rep]
+runs = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
 for line in open(sys.argv[1]):
     f = line.split()
     kv = dict(x.split("=") for x in f[1:])
-    rows[(kv["phase"], kv["workload"])].setdefault(f[0], {})[int(kv["round"])] = float(kv["faults_per_s"])
-print("%-8s %-6s %12s %12s %8s %s" % ("phase", "load", "baseline/s", "toptier/s", "ratio", "per-round ratios min..max"))
-for (phase, load), k in sorted(rows.items()):
-    base = rows[("nolimit", load)]["baseline"]
-    tt = k.get("toptier", {})
-    if not tt:
-        continue
-    ratios = [tt[r] / base[r] for r in tt if r in base]
-    print("%-8s %-6s %12.0f %12.0f %8.3f %.3f..%.3f" % (phase, load, st.median(base.values()),
-          st.median(tt.values()), st.median(tt.values()) / st.median(base.values()),
-          min(ratios), max(ratios)))
-print("(limit phase compared with the baseline's nolimit phase: the baseline has no limits)")
+    runs[f[0]][int(kv["round"])][(kv["phase"], kv["workload"])].append(float(kv["faults_per_s"]))
+def med(r, key):
+    return st.median(r[key])
+def spread(xs):
+    return "%.3f (%.3f..%.3f)" % (st.median(xs), min(xs), max(xs))
+rounds = sorted(set(runs["baseline"]) & set(runs["toptier"]))
+print("%d rounds, alternating boots; faults/s are medians over rounds of the per-boot medians" % len(rounds))
+for load in ("anon", "tmpfs"):
+    b = [med(runs["baseline"][r], ("nolimit", load)) for r in rounds]
+    t = [med(runs["toptier"][r], ("nolimit", load)) for r in rounds]
+    tl = [med(runs["toptier"][r], ("limit", load)) for r in rounds]
+    print("%-5s baseline %8.0f  toptier %8.0f  toptier+limits %8.0f" % (load, st.median(b), st.median(t), st.median(tl)))
+    print("      toptier/baseline, no limits, per round: %s" % spread([x / y for x, y in zip(t, b)]))
+    print("      limits/no limits on toptier, same boot:  %s" % spread([x / y for x, y in zip(tl, t)]))
 PY
