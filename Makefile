@@ -9,7 +9,7 @@ S := scripts
 T ?=
 TOPO ?=
 
-.PHONY: help deps tree kernel kernel-baseline tests check test demo shell bench export checkpatch clean
+.PHONY: tierstat help deps tree kernel kernel-baseline tests check test demo shell bench export checkpatch clean
 
 help:
 	@echo "toptier make targets:"
@@ -22,6 +22,7 @@ help:
 	@echo "  shell            interactive shell in the tiered VM (TOPO=3tier for three tiers)"
 	@echo "  bench            benchmarks against the baseline kernel (docs/benchmarks.md)"
 	@echo "  export           write the work tree's commits back into patches/"
+	@echo "  tierstat         build tools/tierstat/tierstat (see tierstat.1)"
 	@echo "  checkpatch       scripts/checkpatch.pl over every patch of the series"
 	@echo "Big files live in \$$TOPTIER_CACHE (default ~/.cache/toptier)."
 
@@ -40,11 +41,15 @@ kernel-baseline: deps
 tests:
 	@$(MAKE) -s -C tests O=$(CURDIR)/build/tests
 
+tierstat:
+	@$(MAKE) -s -C tools/tierstat
+
 checkpatch: tree
 	@$(S)/checkpatch-series.sh
 
 check: deps
 	@$(S)/selftest-runner.sh
+	@$(MAKE) -s -C tools/tierstat check
 	@$(S)/checkpatch-series.sh
 	@$(S)/run-tests.sh
 

@@ -1,0 +1,167 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Host tests for tierstat against generated fixture trees; prints TAP.
+# Usage: tests/run.sh [path/to/tierstat]   (default: ../tierstat)
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=${1:-$HERE/../tierstat}
+[ -x "$BIN" ] || { echo "Bail out! no tierstat binary at $BIN"; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/tierstat-test.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+sh "$HERE/fixtures.sh" "$T" || { echo "Bail out! fixtures.sh failed"; exit 1; }
+unset TIERSTAT_SYSFS TIERSTAT_PROCFS TIERSTAT_CGROUPFS
+PS=$(getconf PAGESIZE)
+N=0
+FAILED=0
+
+# ok NAME COMMAND...: one TAP line from the command's exit status
+ok() {
+	name=$1
+	shift
+	N=$((N + 1))
+	if "$@" > "$T/last.log" 2>&1; then
+		echo "ok $N - $name"
+	else
+		echo "not ok $N - $name"
+		sed 's/^/# /' "$T/last.log"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+# ts FIXTURE [ARGS...]: tierstat on a fixture, output in $T/out, $T/err
+ts() {
+	f=$1
+	shift
+	"$BIN" --sysfs "$T/$f/sys" --procfs "$T/$f/proc" --cgroupfs "$T/$f/cg" "$@" \
+		> "$T/out" 2> "$T/err"
+}
+
+# js FIXTURE 'python expression on d' [ARGS...]: JSON output checked by python
+js() {
+	f=$1
+	e=$2
+	shift 2
+	ts "$f" --json "$@" || { cat "$T/err"; return 1; }
+	PS=$PS python3 -c '
+import json, os, sys
+PS = int(os.environ["PS"])
+d = json.load(open(sys.argv[1]))
+cg = {c["path"]: c for c in d["cgroups"]}
+r = eval(sys.argv[2])
+if r is not True:
+    print("false:", sys.argv[2]); print(json.dumps(d, indent=1)[:3000]); sys.exit(1)
+' "$T/out" "$e"
+}
+
+# fails STATUS PATTERN COMMAND...: exits with STATUS and stderr matches PATTERN
+fails() {
+	st=$1
+	pat=$2
+	shift 2
+	"$@" > "$T/out" 2> "$T/err"
+	rc=$?
+	cat "$T/err"
+	[ "$rc" -eq "$st" ] && grep -q -- "$pat" "$T/err" && [ ! -s "$T/out" ]
+}
+
+has() { grep -q -- "$1" "$T/out" || { cat "$T/out"; false; }; }
+hasnt() { ! grep -q -- "$1" "$T/out" || { cat "$T/out"; false; }; }
+
+# --- basics
+ok "--help exits 0 and documents --json" sh -c '"$0" --help | grep -q -- --json' "$BIN"
+ok "man page exists and is troff" grep -q '^\.TH TIERSTAT 1' "$HERE/../tierstat.1"
+
+# --- cgroup v1 fixture
+ok "v1: runs" ts v1
+ok "v1: no headers when not a terminal" sh -c "! grep -q CGROUP '$T/out' && head -1 '$T/out' | grep -q '^memory_tier4 '"
+ok "v1: human units for /a" has '^/a  *1000.0K  *800.0K  *200.0K  *1.0M '
+ok "v1: unlimited soft limit shown as max" has '^/a/b .* max '
+ok "v1: -H forces headers" sh -c "'$BIN' -H --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^CGROUP .*SOFTLIMIT'"
+ok "v1: -b prints bytes" sh -c "'$BIN' -b --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^/a  *1024000  *819200  *204800  *1048576 '"
+ok "v1: json cgroup values" js v1 'd["cgroup_version"] == 1 and cg["a"]["toptier_bytes"] == 819200 and cg["a"]["lower_bytes"] == 50 * PS and cg["a"]["usage_bytes"] == 1024000 and cg["a"]["toptier_source"] == "kernel" and cg["a"]["limits"] == {"low": None, "high": None, "max": None, "soft": 1048576} and cg["a/b"]["limits"]["soft"] == "max" and cg["/"]["limits"]["soft"] is None and cg["c"]["lower_bytes"] == 90 * PS'
+ok "v1: json tiers and nodes" js v1 'd["toptier_nodes"] == [0] and d["toptier_source"] == "is_toptier" and d["tiers"] == [{"tier": 4, "nodes": [0], "toptier": True, "total_bytes": 1073741824, "used_bytes": 805306368, "free_bytes": 268435456}, {"tier": 22, "nodes": [1], "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}] and d["nodes"][1] == {"node": 1, "tier": 22, "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}'
+ok "v1: json vmstat keeps demote/promote/numa/migrate counters only" js v1 'd["vmstat"] == {"pgdemote_kswapd": 1000, "pgdemote_direct": 20, "pgdemote_khugepaged": 3, "pgpromote_success": 400, "pgpromote_candidate": 500, "numa_pte_updates": 7, "numa_pages_migrated": 300, "pgmigrate_success": 1300, "pgmigrate_fail": 5} and set(d["vmstat_rates"].values()) == {None} and d["interval"] is None'
+ok "v1: counters missing from memory.stat are null" js v1 'all(v is None for c in d["cgroups"] for v in c["counters"].values())'
+ok "v1: restrict to a subtree" js v1 '[c["path"] for c in d["cgroups"]] == ["a", "a/b"]' /a/
+ok "v1: overlapping arguments, no duplicates" js v1 '[c["path"] for c in d["cgroups"]] == ["a", "a/b", "c"]' c a/b a
+ok "v1: --sort toptier" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "a", "a/b", "c"]' --sort toptier
+ok "v1: --sort lower" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "c", "a", "a/b"]' --sort lower
+ok "v1: --sort name" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "a", "a/b", "c"]' -s name
+
+# --- cgroup v2 fixture
+ok "v2: json values" js v2 'd["cgroup_version"] == 2 and cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["lower_bytes"] == 1048576 and cg["x"]["usage_bytes"] == 7340032 and cg["x"]["limits"] == {"low": 1048576, "high": "max", "max": 268435456, "soft": None} and cg["x"]["counters"] == {"pgdemote_kswapd": 50, "pgdemote_direct": 5, "pgdemote_khugepaged": 1, "pgpromote_success": 30, "pgdemote_toptier": 7, "pgpromote_toptier_denied": 2}'
+ok "v2: root has no memory.current and no limits" js v2 'cg["/"]["usage_bytes"] is None and cg["/"]["toptier_bytes"] == 8388608 and cg["/"]["lower_bytes"] == 4194304 and cg["/"]["limits"]["max"] is None'
+ok "v2: human line" sh -c "'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' | grep -q '^/x/y  *3.0M  *2.0M  *1.0M  *1.0M  *max  *256.0M  *56  *30  *7  *2\$'"
+ok "v2: --sort lower" js v2 '[c["path"] for c in d["cgroups"]] == ["/", "z", "x", "x/y"]' --sort lower
+ok "v2: environment variables instead of options" sh -c "TIERSTAT_SYSFS='$T/v2/sys' TIERSTAT_PROCFS='$T/v2/proc' TIERSTAT_CGROUPFS='$T/v2/cg' '$BIN' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"cgroup_version\"] == 2 and len(d[\"cgroups\"]) == 4'"
+
+# --- unpatched kernel: no is_toptier, no toptier files
+ok "unpatched v2: top tier from memory_tiering, usage from numa_stat" js unpatched 'd["toptier_source"] == "memory_tiering" and d["toptier_nodes"] == [0] and cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["lower_bytes"] == 1048576 and cg["x"]["toptier_source"] == "numa_stat" and cg["x"]["limits"] == {"low": None, "high": None, "max": None, "soft": None} and cg["x"]["counters"]["pgdemote_toptier"] is None and cg["x"]["counters"]["pgpromote_toptier_denied"] is None and cg["x"]["counters"]["pgdemote_kswapd"] == 50'
+ok "unpatched v2: missing values shown as -" sh -c "'$BIN' --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg' | grep -q '^/x  *7.0M  *6.0M  *1.0M  *-  *-  *-  *56  *30  *-  *-\$'"
+ok "unpatched v1: top tier from numa_stat pages" sh -c "'$BIN' --json --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg1' | PS=$PS python3 -c 'import json,os,sys; d=json.load(sys.stdin); c={x[\"path\"]:x for x in d[\"cgroups\"]}; ps=int(os.environ[\"PS\"]); assert d[\"cgroup_version\"] == 1 and c[\"a\"][\"toptier_bytes\"] == 200*ps and c[\"a\"][\"lower_bytes\"] == 50*ps and c[\"a\"][\"toptier_source\"] == \"numa_stat\" and c[\"a\"][\"limits\"][\"soft\"] is None'"
+: > "$T/unpatched/sys/devices/virtual/memory_tiering/memory_tier4/nodelist"
+ok "unpatched: top tier is the lowest tier id that has nodes" js unpatched 'd["toptier_nodes"] == [1] and d["toptier_source"] == "memory_tiering" and cg["x"]["toptier_bytes"] == 1048576 and cg["x"]["lower_bytes"] == 6291456'
+rm -rf "$T/unpatched/sys/devices/virtual/memory_tiering"
+ok "no memory_tiering at all: every node is top tier" js unpatched 'd["toptier_nodes"] == [0, 1] and d["toptier_source"] == "all_nodes" and d["tiers"] == [] and cg["x"]["toptier_bytes"] == 7340032 and cg["x"]["lower_bytes"] == 0'
+
+# --- garbage and missing files
+ok "garbage: exits 0, valid JSON" js garbage 'True'
+ok "garbage: malformed is_toptier falls back to memory_tiering" js garbage 'd["toptier_source"] == "memory_tiering" and d["toptier_nodes"] == [0]'
+ok "garbage: malformed meminfo gives null sizes" js garbage 'd["nodes"][0]["total_bytes"] is None and d["nodes"][0]["free_bytes"] is None and d["nodes"][1]["total_bytes"] is None'
+ok "garbage: malformed or missing nodelist gives an empty tier" js garbage '[(t["tier"], t["nodes"]) for t in d["tiers"]] == [(4, [0]), (22, []), (99, [])]'
+ok "garbage: truncated and non-numeric vmstat lines skipped" js garbage 'd["vmstat"] == {"pgpromote_success": 12}'
+ok "garbage: malformed cgroup files give null" js garbage 'cg["bad"]["toptier_bytes"] is None and cg["bad"]["lower_bytes"] is None and cg["bad"]["usage_bytes"] is None and cg["bad"]["limits"]["soft"] is None and cg["bad"]["counters"]["pgdemote_kswapd"] is None and cg["empty"]["usage_bytes"] is None and cg["empty"]["toptier_bytes"] is None'
+ok "garbage: human output does not crash" ts garbage
+ok "missing meminfo files" sh -c "rm '$T/garbage/sys/devices/system/node/node0/meminfo' && '$BIN' --sysfs '$T/garbage/sys' --procfs '$T/garbage/proc' --cgroupfs '$T/garbage/cg' >/dev/null 2>&1"
+mkdir "$T/weird" && cp -r "$T/v2/sys" "$T/v2/proc" "$T/v2/cg" "$T/weird/" && cp -r "$T/v2/cg/z" "$T/weird/cg/we\"ird \\name"
+ok "cgroup names needing JSON escapes" js weird "'we\"ird \\\\name' in cg and cg['we\"ird \\\\name']['toptier_bytes'] == 1048576"
+
+# --- deep hierarchy
+DEEP=$(i=1; p=l1; while [ $i -lt 60 ]; do i=$((i + 1)); p=$p/l$i; done; echo $p)
+ok "deep: 60 levels, 61 cgroups" js deep "len(d['cgroups']) == 61 and d['cgroups'][-1]['path'] == '$DEEP' and d['cgroups'][-1]['toptier_bytes'] == 4096 and d['cgroups'][-1]['lower_bytes'] == 4096"
+ok "deep: restrict to level 59" js deep "[c['path'] for c in d['cgroups']] == ['${DEEP%/l60}', '$DEEP']" "${DEEP%/l60}"
+ok "deep: human output" sh -c "'$BIN' --sysfs '$T/deep/sys' --procfs '$T/deep/proc' --cgroupfs '$T/deep/cg' | grep -q '^/$DEEP '"
+
+# --- repeating and rates
+( sleep 1.1; sed -i 's/^pgdemote_kswapd 1000$/pgdemote_kswapd 3000/' "$T/v2/proc/vmstat"
+  sed -i 's/^pgpromote_success 30$/pgpromote_success 530/' "$T/v2/cg/x/memory.stat" ) &
+ok "-d -n: one JSON object per snapshot, rates from deltas" sh -c "'$BIN' --json -d 2 -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/rates' && python3 -c '
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+x = {c[\"path\"]: c for c in b[\"cgroups\"]}[\"x\"]
+i = b[\"interval\"]
+assert a[\"interval\"] is None and 1.5 < i < 3, i
+assert abs(b[\"vmstat_rates\"][\"pgdemote_kswapd\"] * i - 2000) < 5, b[\"vmstat_rates\"]
+assert b[\"vmstat_rates\"][\"pgdemote_direct\"] == 0
+assert abs(x[\"rates\"][\"pgpromote_success\"] * i - 500) < 5, x[\"rates\"]
+assert x[\"rates\"][\"pgdemote_kswapd\"] == 0
+' '$T/rates'"
+wait
+ok "-d human: rate columns, two snapshots" sh -c "'$BIN' -H -d 0.1 -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/out' && [ \$(grep -c '^CGROUP.*DEMOTE/s  *PROMOTE/s' '$T/out') = 2 ] && grep -q '^/x .* 0.0  *0.0\$' '$T/out'"
+
+# --- default cgroupfs detection under SYSFS/fs/cgroup
+mkdir -p "$T/det/sys/fs/cgroup" && cp -r "$T/v1/sys/devices" "$T/det/sys/" && cp -r "$T/v1/proc" "$T/det/"
+cp -r "$T/v1/cg" "$T/det/sys/fs/cgroup/memory" && cp -r "$T/v2/cg" "$T/det/sys/fs/cgroup/unified"
+det() { "$BIN" --json --sysfs "$T/det/sys" --procfs "$T/det/proc" | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['cgroup_version'] == $1 and d['cgroup_root'].endswith('$2'), d['cgroup_root']"; }
+ok "detection: v1 at fs/cgroup/memory before fs/cgroup/unified" det 1 /fs/cgroup/memory
+rm -rf "$T/det/sys/fs/cgroup/memory"
+ok "detection: v2 at fs/cgroup/unified" det 2 /fs/cgroup/unified
+echo memory > "$T/det/sys/fs/cgroup/cgroup.controllers"
+ok "detection: v2 at fs/cgroup first" det 2 /fs/cgroup
+rm -rf "$T/det/sys/fs/cgroup/unified" "$T/det/sys/fs/cgroup/cgroup.controllers"
+ok "detection: nothing mounted -> exit 1 with message" fails 1 'no cgroup filesystem found' "$BIN" --sysfs "$T/det/sys" --procfs "$T/det/proc"
+
+# --- errors
+ok "unknown cgroup -> exit 1" fails 1 "unknown cgroup 'nope'" ts v1 a nope
+ok "unknown nested cgroup -> exit 1" fails 1 "unknown cgroup 'a/b/c'" ts v1 a/b/c
+ok "dot-dot cgroup path -> exit 2" fails 2 "bad cgroup path" ts v1 ../v1
+ok "missing sysfs -> exit 1" fails 1 'is sysfs mounted' "$BIN" --sysfs "$T/none" --procfs "$T/v1/proc" --cgroupfs "$T/v1/cg"
+ok "missing procfs -> exit 1" fails 1 'is procfs mounted' "$BIN" --sysfs "$T/v1/sys" --procfs "$T/none" --cgroupfs "$T/v1/cg"
+ok "missing cgroupfs -> exit 1" fails 1 "cgroupfs $T/none" "$BIN" --sysfs "$T/v1/sys" --procfs "$T/v1/proc" --cgroupfs "$T/none"
+ok "cgroupfs that is no cgroup root -> exit 1" fails 1 'neither a cgroup v2 root' "$BIN" --sysfs "$T/v1/sys" --procfs "$T/v1/proc" --cgroupfs "$T/v1/proc"
+for a in "-d 0" "-d abc" "-d -1" "-d 1x" "-n 0" "-n x" "--sort bogus" "--bogus" "-z" "-d"; do
+	# shellcheck disable=SC2086
+	ok "bad argument '$a' -> exit 2" fails 2 'tierstat: ' ts v1 $a
+done
+
+echo "1..$N"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,1367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tierstat: memory tiers, nodes, per-cgroup top-tier usage, limits and
+ * demotion/promotion counters, like systemd-cgtop for tiered memory.
+ *
+ * Works on kernels with and without the toptier series: what the kernel
+ * does not provide is computed (top-tier usage from memory.numa_stat and
+ * the memory_tiering node lists) or shown as "-" (limits, new counters).
+ * See tierstat.1 for the options and the JSON keys.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_NODES	1024
+#define MAX_FILE	(4 << 20)
+#define NA		UINT64_MAX		/* value not available */
+#define UNLIMITED	(UINT64_MAX - 1)	/* limit "max" / v1 -1 */
+#define V1_UNLIMITED	9223372036854771712ULL
+
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+/* memory.stat counters shown per cgroup, in this order */
+static const char *const ctr_names[] = {
+	"pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged",
+	"pgpromote_success", "pgdemote_toptier", "pgpromote_toptier_denied",
+};
+#define NCTR (sizeof(ctr_names) / sizeof(ctr_names[0]))
+
+/* /proc/vmstat keys shown: these prefixes */
+static const char *const vm_prefixes[] = {
+	"pgdemote_", "pgpromote_", "numa_", "pgmigrate_",
+};
+
+struct opts {
+	const char *sysfs, *procfs, *cgroupfs;
+	double delay;
+	long count;
+	bool bytes, json, headers, colour;
+	int sort;
+	char **cgroups;
+	int ncgroups;
+};
+
+enum { SORT_NAME, SORT_TOPTIER, SORT_LOWER, SORT_USAGE, SORT_DEMOTE,
+       SORT_PROMOTE };
+static const char *const sort_names[] = {
+	"name", "toptier", "lower", "usage", "demote", "promote",
+};
+
+struct tier {
+	int id;
+	int nnodes;
+	int *nodes;
+	uint64_t total, free;	/* bytes, NA if unknown */
+};
+
+struct node {
+	int id;
+	int tier;		/* tier id, -1 if in no tier */
+	bool top;
+	uint64_t total, free;	/* bytes, NA if unknown */
+};
+
+struct cg {
+	char *path;		/* relative to the root, "" for the root */
+	uint64_t usage, top, lower;
+	bool top_kernel;	/* top from the kernel, not computed */
+	uint64_t low, high, max, soft;
+	uint64_t ctr[NCTR];
+	double rate[NCTR];	/* NAN when no previous sample */
+};
+
+struct vmkey {
+	char *name;
+	uint64_t val;
+	double rate;
+};
+
+struct snap {
+	struct timespec mono, real;
+	struct tier *tiers;
+	int ntiers;
+	struct node *nodes;
+	int nnodes;
+	bool top[MAX_NODES];
+	const char *top_source;
+	struct vmkey *vm;
+	int nvm;
+	struct cg *cgs;
+	int ncgs;
+};
+
+static struct opts o = { .count = -1, .sort = SORT_NAME };
+static int cg_version;		/* 1 or 2 */
+static char *cg_root;
+static uint64_t page_size;
+
+static void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("tierstat: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p)
+		die(EXIT_RUNTIME, "out of memory");
+	return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die(EXIT_RUNTIME, "out of memory");
+	return p;
+}
+
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		die(EXIT_RUNTIME, "out of memory");
+	return s;
+}
+
+/* Whole file as a NUL-terminated string, NULL if unreadable. */
+static char *read_all(const char *path)
+{
+	size_t len = 0, cap = 4096;
+	char *buf;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return NULL;
+	buf = xmalloc(cap);
+	for (;;) {
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+
+		len += n;
+		if (n == 0 || len >= MAX_FILE)
+			break;
+		if (len + 1 == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
+static char *read_path(const char *fmt, ...)
+{
+	va_list ap;
+	char *path, *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&path, fmt, ap) < 0)
+		die(EXIT_RUNTIME, "out of memory");
+	va_end(ap);
+	s = read_all(path);
+	free(path);
+	return s;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	bool r = access(p, F_OK) == 0;
+
+	free(p);
+	return r;
+}
+
+/* Unsigned decimal at s (no sign, no blanks); *endp is where it ends. */
+static bool parse_u64(const char *s, const char **endp, uint64_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	*v = x;
+	if (endp)
+		*endp = end;
+	return true;
+}
+
+/* Single number file ("123\n"); "max" gives UNLIMITED when allow_max. */
+static uint64_t read_u64_file(const char *dir, const char *name, bool allow_max)
+{
+	char *s = read_path("%s/%s", dir, name);
+	uint64_t v = NA;
+	const char *p, *end;
+
+	if (!s)
+		return NA;
+	for (p = s; isspace((unsigned char)*p); p++)
+		;
+	if (allow_max && !strncmp(p, "max", 3) &&
+	    (!p[3] || isspace((unsigned char)p[3])))
+		v = UNLIMITED;
+	else if (parse_u64(p, &end, &v)) {
+		while (isspace((unsigned char)*end))
+			end++;
+		if (*end)
+			v = NA;
+	} else {
+		v = NA;
+	}
+	free(s);
+	return v;
+}
+
+/*
+ * Node list "0-1,3" into set[]; returns the number of nodes, -1 if
+ * malformed.  An empty list is valid.
+ */
+static int parse_nodelist(const char *s, bool *set)
+{
+	int n = 0;
+
+	memset(set, 0, MAX_NODES * sizeof(*set));
+	while (isspace((unsigned char)*s))
+		s++;
+	while (*s && *s != '\n') {
+		uint64_t a, b;
+		const char *e;
+
+		if (!parse_u64(s, &e, &a) || a >= MAX_NODES)
+			return -1;
+		b = a;
+		if (*e == '-') {
+			if (!parse_u64(e + 1, &e, &b) || b < a || b >= MAX_NODES)
+				return -1;
+		}
+		for (uint64_t i = a; i <= b; i++) {
+			if (!set[i])
+				n++;
+			set[i] = true;
+		}
+		if (*e == ',')
+			e++;
+		else if (*e && !isspace((unsigned char)*e))
+			return -1;
+		s = e;
+		while (*s == ' ' || *s == '\t')
+			s++;
+	}
+	return n;
+}
+
+/* "key value" lines (memory.stat, /proc/vmstat): value of key or NA. */
+static uint64_t kv_get(const char *buf, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = buf, *e;
+	uint64_t v;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && (p[kl] == ' ' || p[kl] == '\t')) {
+			const char *q = p + kl;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (parse_u64(q, &e, &v) && (!*e || isspace((unsigned char)*e)))
+				return v;
+			return NA;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NA;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* ---- tiers and nodes ---- */
+
+static void node_meminfo(const char *sysfs, struct node *nd)
+{
+	char *s = read_path("%s/devices/system/node/node%d/meminfo", sysfs, nd->id);
+	char *line, *save = NULL;
+
+	nd->total = nd->free = NA;
+	if (!s)
+		return;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int id, off = 0;
+		char key[64];
+		const char *e;
+		uint64_t v;
+
+		if (sscanf(line, "Node %d %63[^:]:%n", &id, key, &off) < 2 || !off ||
+		    id != nd->id)
+			continue;
+		line += off;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!parse_u64(line, &e, &v) || (*e && !isspace((unsigned char)*e)) ||
+		    v > UINT64_MAX / 2048)
+			continue;
+		if (!strcmp(key, "MemTotal"))
+			nd->total = v * 1024;
+		else if (!strcmp(key, "MemFree"))
+			nd->free = v * 1024;
+	}
+	free(s);
+}
+
+static void read_topology(struct snap *sn)
+{
+	char *nodedir = xasprintf("%s/devices/system/node", o.sysfs);
+	char *tierdir = xasprintf("%s/devices/virtual/memory_tiering", o.sysfs);
+	static bool has[MAX_NODES], set[MAX_NODES];
+	int tier_of[MAX_NODES];
+	struct dirent *de;
+	DIR *d;
+	char *s;
+
+	d = opendir(nodedir);
+	if (!d)
+		die(EXIT_RUNTIME, "cannot read %s: %s (is sysfs mounted? see --sysfs)",
+		    nodedir, strerror(errno));
+	memset(has, 0, sizeof(has));
+	for (int i = 0; i < MAX_NODES; i++)
+		tier_of[i] = -1;
+	while ((de = readdir(d))) {
+		uint64_t id;
+		const char *e;
+
+		if (!strncmp(de->d_name, "node", 4) &&
+		    parse_u64(de->d_name + 4, &e, &id) && !*e && id < MAX_NODES)
+			has[id] = true;
+	}
+	closedir(d);
+
+	d = opendir(tierdir);	/* absent without CONFIG_NUMA: no tiers */
+	while (d && (de = readdir(d))) {
+		uint64_t id;
+		const char *e;
+		struct tier *t;
+		int n;
+
+		if (strncmp(de->d_name, "memory_tier", 11) ||
+		    !parse_u64(de->d_name + 11, &e, &id) || *e || id > INT_MAX)
+			continue;
+		s = read_path("%s/%s/nodelist", tierdir, de->d_name);
+		n = s ? parse_nodelist(s, set) : -1;
+		free(s);
+		if (n < 0) {
+			fprintf(stderr, "tierstat: warning: %s/%s/nodelist missing or malformed\n",
+				tierdir, de->d_name);
+			n = 0;
+			memset(set, 0, sizeof(set));
+		}
+		sn->tiers = xrealloc(sn->tiers, (sn->ntiers + 1) * sizeof(*sn->tiers));
+		t = &sn->tiers[sn->ntiers++];
+		t->id = (int)id;
+		t->nnodes = 0;
+		t->nodes = xmalloc(n * sizeof(int));
+		for (int i = 0; i < MAX_NODES; i++) {
+			if (!set[i])
+				continue;
+			t->nodes[t->nnodes++] = i;
+			has[i] = true;
+			tier_of[i] = t->id;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (sn->ntiers)
+		qsort(sn->tiers, sn->ntiers, sizeof(*sn->tiers), cmp_int); /* id first */
+
+	for (int i = 0; i < MAX_NODES; i++) {
+		struct node *nd;
+
+		if (!has[i])
+			continue;
+		sn->nodes = xrealloc(sn->nodes, (sn->nnodes + 1) * sizeof(*sn->nodes));
+		nd = &sn->nodes[sn->nnodes++];
+		nd->id = i;
+		nd->tier = tier_of[i];
+		node_meminfo(o.sysfs, nd);
+	}
+
+	/* the top tier: is_toptier, else the lowest tier id with nodes */
+	memset(sn->top, 0, sizeof(sn->top));
+	s = read_path("%s/is_toptier", nodedir);
+	if (s && parse_nodelist(s, set) > 0) {
+		memcpy(sn->top, set, sizeof(sn->top));
+		sn->top_source = "is_toptier";
+	} else {
+		for (int i = 0; i < sn->ntiers; i++) {
+			if (!sn->tiers[i].nnodes)
+				continue;
+			for (int j = 0; j < sn->tiers[i].nnodes; j++)
+				sn->top[sn->tiers[i].nodes[j]] = true;
+			sn->top_source = "memory_tiering";
+			break;
+		}
+		if (!sn->top_source) {
+			for (int i = 0; i < sn->nnodes; i++)
+				sn->top[sn->nodes[i].id] = true;
+			sn->top_source = "all_nodes";
+		}
+	}
+	free(s);
+	for (int i = 0; i < sn->nnodes; i++)
+		sn->nodes[i].top = sn->top[sn->nodes[i].id];
+
+	for (int i = 0; i < sn->ntiers; i++) {
+		struct tier *t = &sn->tiers[i];
+
+		t->total = t->free = t->nnodes ? 0 : NA;
+		for (int j = 0; j < t->nnodes; j++) {
+			for (int k = 0; k < sn->nnodes; k++) {
+				struct node *nd = &sn->nodes[k];
+
+				if (nd->id != t->nodes[j])
+					continue;
+				t->total = (nd->total == NA || t->total == NA) ? NA : t->total + nd->total;
+				t->free = (nd->free == NA || t->free == NA) ? NA : t->free + nd->free;
+			}
+		}
+	}
+	free(nodedir);
+	free(tierdir);
+}
+
+/* ---- /proc/vmstat ---- */
+
+static void read_vmstat(struct snap *sn)
+{
+	char *path = xasprintf("%s/vmstat", o.procfs);
+	char *s = read_all(path), *line, *save = NULL;
+
+	if (!s)
+		die(EXIT_RUNTIME, "cannot read %s: %s (is procfs mounted? see --procfs)",
+		    path, strerror(errno));
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strpbrk(line, " \t");
+		bool want = false;
+		const char *e;
+		uint64_t v;
+
+		if (!sp)
+			continue;
+		for (size_t i = 0; i < sizeof(vm_prefixes) / sizeof(*vm_prefixes); i++)
+			want |= !strncmp(line, vm_prefixes[i], strlen(vm_prefixes[i]));
+		*sp++ = 0;
+		while (*sp == ' ' || *sp == '\t')
+			sp++;
+		if (!want || !parse_u64(sp, &e, &v) || (*e && !isspace((unsigned char)*e)))
+			continue;
+		sn->vm = xrealloc(sn->vm, (sn->nvm + 1) * sizeof(*sn->vm));
+		sn->vm[sn->nvm].name = strdup(line);
+		sn->vm[sn->nvm].val = v;
+		sn->vm[sn->nvm].rate = NAN;
+		sn->nvm++;
+	}
+	free(s);
+	free(path);
+}
+
+/* ---- cgroups ---- */
+
+static bool v2_root(const char *dir)
+{
+	return exists_in(dir, "cgroup.controllers");
+}
+
+static bool v1_root(const char *dir)
+{
+	return exists_in(dir, "memory.usage_in_bytes") ||
+	       exists_in(dir, "memory.numa_stat");
+}
+
+static void find_cgroup_root(void)
+{
+	const char *env = getenv("TIERSTAT_CGROUPFS");
+	char *cand[3];
+
+	if (!o.cgroupfs && env && *env)
+		o.cgroupfs = env;
+	if (o.cgroupfs) {
+		if (!is_dir(o.cgroupfs))
+			die(EXIT_RUNTIME, "cgroupfs %s: %s", o.cgroupfs,
+			    errno ? strerror(errno) : "not a directory");
+		cg_root = strdup(o.cgroupfs);
+		if (v2_root(cg_root))
+			cg_version = 2;
+		else if (v1_root(cg_root))
+			cg_version = 1;
+		else
+			die(EXIT_RUNTIME, "%s is neither a cgroup v2 root (no cgroup.controllers) nor a cgroup v1 memory hierarchy (no memory.usage_in_bytes)",
+			    cg_root);
+		return;
+	}
+	cand[0] = xasprintf("%s/fs/cgroup", o.sysfs);
+	cand[1] = xasprintf("%s/fs/cgroup/memory", o.sysfs);
+	cand[2] = xasprintf("%s/fs/cgroup/unified", o.sysfs);
+	if (v2_root(cand[0]))
+		cg_version = 2, cg_root = cand[0];
+	else if (v1_root(cand[1]))
+		cg_version = 1, cg_root = cand[1];
+	else if (v2_root(cand[2]))
+		cg_version = 2, cg_root = cand[2];
+	else
+		die(EXIT_RUNTIME, "no cgroup filesystem found: %s is not cgroup2 and neither %s (v1 memory) nor %s (cgroup2) exists; mount one or use --cgroupfs",
+		    cand[0], cand[1], cand[2]);
+}
+
+/* top-tier and lower-tier bytes of a cgroup from memory.numa_stat */
+static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t *lp)
+{
+	static const char *const v1_keys[] = { "hierarchical_total", "total" };
+	static const char *const v2_lru[] = { "inactive_anon", "active_anon",
+		"inactive_file", "active_file", "unevictable" };
+	static const char *const v2_fallback[] = { "anon", "file" };
+	char *s = read_path("%s/memory.numa_stat", dir);
+	uint64_t t = 0, l = 0;
+	bool bad = false, found = false;
+
+	*tp = *lp = NA;
+	if (!s)
+		return;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		const char *p = s;
+
+		while (p && *p) {
+			const char *eol = strchr(p, '\n'), *q;
+			size_t klen = strcspn(p, " =\t\n");
+			bool want = false;
+			uint64_t mult = 1;
+
+			if (cg_version == 1) {
+				want = p[klen] == '=' && strlen(v1_keys[pass]) == klen &&
+				       !strncmp(p, v1_keys[pass], klen);
+				mult = page_size;
+			} else {
+				const char *const *keys = pass ? v2_fallback : v2_lru;
+				size_t nk = pass ? 2 : 5;
+
+				for (size_t i = 0; i < nk; i++)
+					want |= strlen(keys[i]) == klen && !strncmp(p, keys[i], klen);
+			}
+			if (want && cg_version == 1 && found)
+				want = false;	/* first matching line only */
+			if (want) {
+				found = true;
+				/* skip "key=value" (v1 total) or "key" (v2) */
+				q = p + klen;
+				if (*q == '=')
+					while (*q && !isspace((unsigned char)*q))
+						q++;
+				for (;;) {
+					uint64_t node, v;
+					const char *e;
+
+					while (*q == ' ' || *q == '\t')
+						q++;
+					if (!*q || *q == '\n')
+						break;
+					if (*q != 'N' || !parse_u64(q + 1, &e, &node) || *e != '=' ||
+					    !parse_u64(e + 1, &e, &v) || node >= MAX_NODES ||
+					    (*e && !isspace((unsigned char)*e)) ||
+					    v > UINT64_MAX / mult / 4) {
+						bad = true;
+						break;
+					}
+					if (top[node])
+						t += v * mult;
+					else
+						l += v * mult;
+					q = e;
+				}
+			}
+			p = eol ? eol + 1 : NULL;
+		}
+	}
+	free(s);
+	if (found && !bad) {
+		*tp = t;
+		*lp = l;
+	}
+}
+
+static void read_cgroup(struct cg *c, const bool *top)
+{
+	char *dir = *c->path ? xasprintf("%s/%s", cg_root, c->path) : strdup(cg_root);
+	char *stat = read_path("%s/memory.stat", dir);
+	uint64_t nt, nl;
+
+	numa_usage(dir, top, &nt, &nl);
+	c->lower = nl;
+	c->low = c->high = c->max = c->soft = NA;
+	if (cg_version == 1) {
+		c->usage = read_u64_file(dir, "memory.usage_in_bytes", false);
+		c->top = read_u64_file(dir, "memory.toptier_usage_in_bytes", false);
+		c->soft = read_u64_file(dir, "memory.toptier_soft_limit_in_bytes", false);
+		if (c->soft != NA && c->soft >= V1_UNLIMITED)
+			c->soft = UNLIMITED;
+	} else {
+		c->usage = read_u64_file(dir, "memory.current", false);
+		c->top = read_u64_file(dir, "memory.toptier.current", false);
+		c->low = read_u64_file(dir, "memory.toptier.low", true);
+		c->high = read_u64_file(dir, "memory.toptier.high", true);
+		c->max = read_u64_file(dir, "memory.toptier.max", true);
+	}
+	c->top_kernel = c->top != NA;
+	if (!c->top_kernel)
+		c->top = nt;
+	for (size_t i = 0; i < NCTR; i++) {
+		uint64_t v = NA;
+
+		if (stat && cg_version == 1) {
+			char *k = xasprintf("total_%s", ctr_names[i]);
+
+			v = kv_get(stat, k);
+			free(k);
+		}
+		if (stat && v == NA)
+			v = kv_get(stat, ctr_names[i]);
+		c->ctr[i] = v;
+		c->rate[i] = NAN;
+	}
+	free(stat);
+	free(dir);
+}
+
+static bool is_cgroup_dir(const char *dir)
+{
+	return cg_version == 2 ? exists_in(dir, "cgroup.controllers") ||
+				 exists_in(dir, "cgroup.procs")
+			       : v1_root(dir) || exists_in(dir, "cgroup.procs");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk(struct snap *sn, const char *rel)
+{
+	char *dir = *rel ? xasprintf("%s/%s", cg_root, rel) : strdup(cg_root);
+	char **names = NULL;
+	int n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	for (int i = 0; i < sn->ncgs; i++)	/* overlapping arguments */
+		if (!strcmp(sn->cgs[i].path, rel))
+			goto out;
+	sn->cgs = xrealloc(sn->cgs, (sn->ncgs + 1) * sizeof(*sn->cgs));
+	memset(&sn->cgs[sn->ncgs], 0, sizeof(*sn->cgs));
+	sn->cgs[sn->ncgs].path = strdup(rel);
+	read_cgroup(&sn->cgs[sn->ncgs], sn->top);
+	sn->ncgs++;
+
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		char *sub;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		sub = xasprintf("%s/%s", dir, de->d_name);
+		if (is_dir(sub) && is_cgroup_dir(sub)) {
+			names = xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = strdup(de->d_name);
+		}
+		free(sub);
+	}
+	if (d)
+		closedir(d);	/* before recursing: deep trees, few fds */
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (int i = 0; i < n; i++) {
+		char *child = *rel ? xasprintf("%s/%s", rel, names[i]) : strdup(names[i]);
+
+		walk(sn, child);
+		free(child);
+		free(names[i]);
+	}
+	free(names);
+out:
+	free(dir);
+}
+
+/* "a//b/" -> "a/b", "/" -> ""; NULL if it contains "." or ".." parts */
+static char *normalise(const char *arg)
+{
+	char *out = xmalloc(strlen(arg) + 1), *w = out;
+	const char *p = arg;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (!len)
+			break;
+		if ((len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2))) {
+			free(out);
+			return NULL;
+		}
+		if (w != out)
+			*w++ = '/';
+		memcpy(w, p, len);
+		w += len;
+		p += len;
+	}
+	*w = 0;
+	return out;
+}
+
+static void read_cgroups(struct snap *sn)
+{
+	if (!o.ncgroups) {
+		walk(sn, "");
+		return;
+	}
+	for (int i = 0; i < o.ncgroups; i++) {
+		char *rel = normalise(o.cgroups[i]), *dir;
+
+		if (!rel)
+			die(EXIT_USAGE, "bad cgroup path '%s': no '.' or '..' components",
+			    o.cgroups[i]);
+		dir = *rel ? xasprintf("%s/%s", cg_root, rel) : strdup(cg_root);
+		if (!is_dir(dir) || (*rel && !is_cgroup_dir(dir)))
+			die(EXIT_RUNTIME, "unknown cgroup '%s' (no cgroup at %s)",
+			    o.cgroups[i], dir);
+		walk(sn, rel);
+		free(dir);
+		free(rel);
+	}
+}
+
+/* ---- sorting ---- */
+
+static uint64_t sort_key(const struct cg *c, int f)
+{
+	uint64_t v = 0;
+
+	switch (f) {
+	case SORT_TOPTIER:
+		return c->top;
+	case SORT_LOWER:
+		return c->lower;
+	case SORT_USAGE:
+		return c->usage;
+	case SORT_DEMOTE:
+		for (int i = 0; i < 3; i++)
+			if (c->ctr[i] != NA)
+				v += c->ctr[i];
+		return v;
+	case SORT_PROMOTE:
+		return c->ctr[3];
+	}
+	return 0;
+}
+
+/* path order with '/' before any other character: subtrees stay together */
+static int cmp_path(const char *a, const char *b)
+{
+	for (; *a && *a == *b; a++, b++)
+		;
+	if (*a == *b)
+		return 0;
+	if (!*a || *a == '/')
+		return *b ? -1 : 1;
+	if (!*b || *b == '/')
+		return 1;
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int cmp_cg(const void *pa, const void *pb)
+{
+	const struct cg *a = pa, *b = pb;
+
+	if (o.sort != SORT_NAME) {
+		uint64_t x = sort_key(a, o.sort), y = sort_key(b, o.sort);
+
+		/* descending, unknown values last */
+		if (x == NA)
+			x = 0;
+		if (y == NA)
+			y = 0;
+		if (x != y)
+			return x > y ? -1 : 1;
+	}
+	return cmp_path(a->path, b->path);
+}
+
+/* ---- snapshots and rates ---- */
+
+static double secs(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static double rate(uint64_t old, uint64_t now, double dt)
+{
+	if (old == NA || now == NA || now < old || dt <= 0)
+		return NAN;
+	return (now - old) / dt;
+}
+
+static void take(struct snap *sn, const struct snap *prev)
+{
+	memset(sn, 0, sizeof(*sn));
+	clock_gettime(CLOCK_MONOTONIC, &sn->mono);
+	clock_gettime(CLOCK_REALTIME, &sn->real);
+	read_topology(sn);
+	read_vmstat(sn);
+	read_cgroups(sn);
+	if (sn->ncgs)
+		qsort(sn->cgs, sn->ncgs, sizeof(*sn->cgs), cmp_cg);
+	if (!prev)
+		return;
+
+	double dt = secs(&prev->mono, &sn->mono);
+
+	for (int i = 0; i < sn->nvm; i++)
+		for (int j = 0; j < prev->nvm; j++)
+			if (!strcmp(sn->vm[i].name, prev->vm[j].name))
+				sn->vm[i].rate = rate(prev->vm[j].val, sn->vm[i].val, dt);
+	for (int i = 0; i < sn->ncgs; i++)
+		for (int j = 0; j < prev->ncgs; j++) {
+			if (strcmp(sn->cgs[i].path, prev->cgs[j].path))
+				continue;
+			for (size_t k = 0; k < NCTR; k++)
+				sn->cgs[i].rate[k] = rate(prev->cgs[j].ctr[k],
+							  sn->cgs[i].ctr[k], dt);
+		}
+}
+
+static void release(struct snap *sn)
+{
+	for (int i = 0; i < sn->ntiers; i++)
+		free(sn->tiers[i].nodes);
+	for (int i = 0; i < sn->nvm; i++)
+		free(sn->vm[i].name);
+	for (int i = 0; i < sn->ncgs; i++)
+		free(sn->cgs[i].path);
+	free(sn->tiers);
+	free(sn->nodes);
+	free(sn->vm);
+	free(sn->cgs);
+}
+
+/* ---- human output ---- */
+
+static const char *fmt_bytes(uint64_t v, char *buf, size_t n)
+{
+	static const char units[] = "KMGTPE";
+	double x = v;
+	int u = -1;
+
+	if (v == NA)
+		return "-";
+	if (v == UNLIMITED)
+		return "max";
+	if (o.bytes || v < 1024) {
+		snprintf(buf, n, o.bytes ? "%llu" : "%lluB", (unsigned long long)v);
+		return buf;
+	}
+	while (x >= 1024 && u < 5) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%.1f%c", x, units[u]);
+	return buf;
+}
+
+static const char *fmt_count(uint64_t v, char *buf, size_t n)
+{
+	if (v == NA)
+		return "-";
+	snprintf(buf, n, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static const char *fmt_rate(double r, char *buf, size_t n)
+{
+	if (isnan(r))
+		return "-";
+	snprintf(buf, n, "%.1f", r);
+	return buf;
+}
+
+static void header(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!o.headers)
+		return;
+	if (o.colour)
+		fputs("\033[1m", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (o.colour)
+		fputs("\033[0m", stdout);
+	putchar('\n');
+}
+
+static void sum3(const uint64_t *v, uint64_t *out)
+{
+	*out = NA;
+	for (int i = 0; i < 3; i++)
+		if (v[i] != NA)
+			*out = (*out == NA ? 0 : *out) + v[i];
+}
+
+static double sum3r(const double *r)
+{
+	double s = NAN;
+
+	for (int i = 0; i < 3; i++)
+		if (!isnan(r[i]))
+			s = (isnan(s) ? 0 : s) + r[i];
+	return s;
+}
+
+static void print_human(const struct snap *sn, bool rates)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
+	int w = 6;
+
+	header("%-14s %-12s %10s %10s %10s", "TIER", "NODES", "TOTAL", "USED", "FREE");
+	for (int i = 0; i < sn->ntiers; i++) {
+		const struct tier *t = &sn->tiers[i];
+		char nodes[64] = "", name[32];
+		size_t len = 0;
+
+		for (int j = 0; j < t->nnodes && len < sizeof(nodes) - 12; j++)
+			len += snprintf(nodes + len, sizeof(nodes) - len, "%s%d",
+					j ? "," : "", t->nodes[j]);
+		snprintf(name, sizeof(name), "memory_tier%d", t->id);
+		printf("%-14s %-12s %10s %10s %10s\n", name, *nodes ? nodes : "-",
+		       fmt_bytes(t->total, a, 32),
+		       fmt_bytes(t->total == NA || t->free == NA ? NA : t->total - t->free, b, 32),
+		       fmt_bytes(t->free, c, 32));
+	}
+	putchar('\n');
+	header("%-14s %-12s %10s %10s %10s %s", "NODE", "TIER", "TOTAL", "USED", "FREE",
+	       "TOPTIER");
+	for (int i = 0; i < sn->nnodes; i++) {
+		const struct node *nd = &sn->nodes[i];
+		char name[32], tier[32];
+
+		snprintf(name, sizeof(name), "node%d", nd->id);
+		if (nd->tier >= 0)
+			snprintf(tier, sizeof(tier), "memory_tier%d", nd->tier);
+		else
+			strcpy(tier, "-");
+		printf("%-14s %-12s %10s %10s %10s %s\n", name, tier,
+		       fmt_bytes(nd->total, a, 32),
+		       fmt_bytes(nd->total == NA || nd->free == NA || nd->free > nd->total ?
+				 NA : nd->total - nd->free, b, 32),
+		       fmt_bytes(nd->free, c, 32), nd->top ? "yes" : "no");
+	}
+	putchar('\n');
+
+	for (int i = 0; i < sn->ncgs; i++) {
+		int l = strlen(sn->cgs[i].path) + 1;
+
+		if (l > w)
+			w = l;
+	}
+	if (cg_version == 1)
+		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s%s", w, "CGROUP",
+		       "USAGE", "TOPTIER", "LOWER", "SOFTLIMIT", "DEMOTE", "PROMOTE",
+		       "TTDEMOTE", "TTDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
+	else
+		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s%s", w,
+		       "CGROUP", "USAGE", "TOPTIER", "LOWER", "LOW", "HIGH", "MAX",
+		       "DEMOTE", "PROMOTE", "TTDEMOTE", "TTDENIED",
+		       rates ? "   DEMOTE/s  PROMOTE/s" : "");
+	for (int i = 0; i < sn->ncgs; i++) {
+		const struct cg *cg = &sn->cgs[i];
+		char l1[32], l2[32], l3[32], dem[32], *path;
+		uint64_t ds;
+
+		sum3(cg->ctr, &ds);
+		path = *cg->path ? xasprintf("/%s", cg->path) : strdup("/");
+		printf("%-*s %10s %10s %10s", w, path, fmt_bytes(cg->usage, a, 32),
+		       fmt_bytes(cg->top, b, 32), fmt_bytes(cg->lower, c, 32));
+		if (cg_version == 1)
+			printf(" %10s", fmt_bytes(cg->soft, d, 32));
+		else
+			printf(" %10s %10s %10s", fmt_bytes(cg->low, l1, 32),
+			       fmt_bytes(cg->high, l2, 32), fmt_bytes(cg->max, l3, 32));
+		printf(" %10s %10s %10s %10s", fmt_count(ds, dem, 32),
+		       fmt_count(cg->ctr[3], e, 32), fmt_count(cg->ctr[4], f, 32),
+		       fmt_count(cg->ctr[5], g, 32));
+		if (rates)
+			printf(" %10s %10s", fmt_rate(sum3r(cg->rate), h, 32),
+			       fmt_rate(cg->rate[3], a, 32));
+		putchar('\n');
+		free(path);
+	}
+	putchar('\n');
+	header("%-28s %14s%s", "VMSTAT", "COUNT", rates ? "        RATE/s" : "");
+	for (int i = 0; i < sn->nvm; i++) {
+		printf("%-28s %14llu", sn->vm[i].name, (unsigned long long)sn->vm[i].val);
+		if (rates)
+			printf(" %13s", fmt_rate(sn->vm[i].rate, a, 32));
+		putchar('\n');
+	}
+}
+
+/* ---- JSON output ---- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_u64(uint64_t v)
+{
+	if (v == NA)
+		fputs("null", stdout);
+	else if (v == UNLIMITED)
+		fputs("\"max\"", stdout);
+	else
+		printf("%llu", (unsigned long long)v);
+}
+
+static void json_rate(double r)
+{
+	if (isnan(r) || isinf(r))
+		fputs("null", stdout);
+	else
+		printf("%.3f", r);
+}
+
+static void print_json(const struct snap *sn, double interval)
+{
+	printf("{\"version\":1,\"timestamp\":%lld.%03ld,\"interval\":",
+	       (long long)sn->real.tv_sec, sn->real.tv_nsec / 1000000);
+	json_rate(interval);
+	printf(",\"toptier_nodes\":[");
+	for (int i = 0, n = 0; i < MAX_NODES; i++)
+		if (sn->top[i])
+			printf("%s%d", n++ ? "," : "", i);
+	printf("],\"toptier_source\":\"%s\",\"tiers\":[", sn->top_source);
+	for (int i = 0; i < sn->ntiers; i++) {
+		const struct tier *t = &sn->tiers[i];
+		bool top = t->nnodes > 0;
+
+		printf("%s{\"tier\":%d,\"nodes\":[", i ? "," : "", t->id);
+		for (int j = 0; j < t->nnodes; j++) {
+			printf("%s%d", j ? "," : "", t->nodes[j]);
+			top &= sn->top[t->nodes[j]];
+		}
+		printf("],\"toptier\":%s,\"total_bytes\":", top ? "true" : "false");
+		json_u64(t->total);
+		printf(",\"used_bytes\":");
+		json_u64(t->total == NA || t->free == NA || t->free > t->total ?
+			 NA : t->total - t->free);
+		printf(",\"free_bytes\":");
+		json_u64(t->free);
+		putchar('}');
+	}
+	printf("],\"nodes\":[");
+	for (int i = 0; i < sn->nnodes; i++) {
+		const struct node *nd = &sn->nodes[i];
+
+		printf("%s{\"node\":%d,\"tier\":", i ? "," : "", nd->id);
+		if (nd->tier >= 0)
+			printf("%d", nd->tier);
+		else
+			fputs("null", stdout);
+		printf(",\"toptier\":%s,\"total_bytes\":", nd->top ? "true" : "false");
+		json_u64(nd->total);
+		printf(",\"used_bytes\":");
+		json_u64(nd->total == NA || nd->free == NA || nd->free > nd->total ?
+			 NA : nd->total - nd->free);
+		printf(",\"free_bytes\":");
+		json_u64(nd->free);
+		putchar('}');
+	}
+	printf("],\"vmstat\":{");
+	for (int i = 0; i < sn->nvm; i++) {
+		printf("%s", i ? "," : "");
+		json_str(sn->vm[i].name);
+		printf(":%llu", (unsigned long long)sn->vm[i].val);
+	}
+	printf("},\"vmstat_rates\":{");
+	for (int i = 0; i < sn->nvm; i++) {
+		printf("%s", i ? "," : "");
+		json_str(sn->vm[i].name);
+		putchar(':');
+		json_rate(sn->vm[i].rate);
+	}
+	printf("},\"cgroup_version\":%d,\"cgroup_root\":", cg_version);
+	json_str(cg_root);
+	printf(",\"cgroups\":[");
+	for (int i = 0; i < sn->ncgs; i++) {
+		const struct cg *c = &sn->cgs[i];
+
+		printf("%s{\"path\":", i ? "," : "");
+		json_str(*c->path ? c->path : "/");
+		printf(",\"usage_bytes\":");
+		json_u64(c->usage);
+		printf(",\"toptier_bytes\":");
+		json_u64(c->top);
+		printf(",\"toptier_source\":%s,\"lower_bytes\":",
+		       c->top == NA ? "null" : c->top_kernel ? "\"kernel\"" : "\"numa_stat\"");
+		json_u64(c->lower);
+		printf(",\"limits\":{\"low\":");
+		json_u64(c->low);
+		printf(",\"high\":");
+		json_u64(c->high);
+		printf(",\"max\":");
+		json_u64(c->max);
+		printf(",\"soft\":");
+		json_u64(c->soft);
+		printf("},\"counters\":{");
+		for (size_t k = 0; k < NCTR; k++) {
+			printf("%s\"%s\":", k ? "," : "", ctr_names[k]);
+			json_u64(c->ctr[k]);
+		}
+		printf("},\"rates\":{");
+		for (size_t k = 0; k < NCTR; k++) {
+			printf("%s\"%s\":", k ? "," : "", ctr_names[k]);
+			json_rate(c->rate[k]);
+		}
+		printf("}}");
+	}
+	printf("]}\n");
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: tierstat [OPTION]... [CGROUP]...\n"
+"Show memory tiers, NUMA nodes, per-cgroup top-tier usage, limits and\n"
+"demotion/promotion counters, and the system-wide counters of /proc/vmstat.\n"
+"CGROUP paths are relative to the cgroup root (\"a/b\"); each is shown with\n"
+"its subtree.  Without CGROUP the whole hierarchy is shown.\n"
+"\n"
+"  -d, --delay SECONDS     repeat every SECONDS (fractions allowed) and show\n"
+"                          rates from the deltas\n"
+"  -n, --iterations COUNT  stop after COUNT snapshots (implies -d 1 alone)\n"
+"  -s, --sort FIELD        order cgroups by name (default), toptier, lower,\n"
+"                          usage, demote or promote (numbers: largest first)\n"
+"  -b, --bytes             exact byte counts instead of K/M/G units\n"
+"  -j, --json              one JSON object per snapshot (see tierstat(1))\n"
+"  -H, --headers           print headers even when stdout is not a terminal\n"
+"      --sysfs DIR         sysfs root (default /sys, env TIERSTAT_SYSFS)\n"
+"      --procfs DIR        procfs root (default /proc, env TIERSTAT_PROCFS)\n"
+"      --cgroupfs DIR      cgroup root (env TIERSTAT_CGROUPFS; default\n"
+"                          SYSFS/fs/cgroup if cgroup2, else\n"
+"                          SYSFS/fs/cgroup/memory (v1), else\n"
+"                          SYSFS/fs/cgroup/unified)\n"
+"  -h, --help              show this help\n"
+"\n"
+"\"-\" marks a value the kernel does not provide.  Exit status: 0 on\n"
+"success, 1 when sysfs, procfs, cgroupfs or a cgroup is missing, 2 on bad\n"
+"arguments.\n");
+}
+
+static void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tierstat: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'tierstat --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { OPT_SYSFS = 256, OPT_PROCFS, OPT_CGROUPFS };
+	static const struct option lo[] = {
+		{ "delay", required_argument, NULL, 'd' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "headers", no_argument, NULL, 'H' },
+		{ "sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "procfs", required_argument, NULL, OPT_PROCFS },
+		{ "cgroupfs", required_argument, NULL, OPT_CGROUPFS },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool force_headers = false;
+	const char *env;
+	char *end;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:n:s:bjHh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			errno = 0;
+			o.delay = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o.delay > 0) ||
+			    o.delay > 86400)
+				bad_usage("bad delay '%s': seconds, more than 0 and at most 86400",
+					  optarg);
+			break;
+		case 'n':
+			errno = 0;
+			o.count = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o.count < 1)
+				bad_usage("bad count '%s': a positive integer", optarg);
+			break;
+		case 's':
+			o.sort = -1;
+			for (size_t i = 0; i < sizeof(sort_names) / sizeof(*sort_names); i++)
+				if (!strcmp(optarg, sort_names[i]))
+					o.sort = i;
+			if (o.sort < 0)
+				bad_usage("unknown sort field '%s' (name, toptier, lower, usage, demote, promote)",
+					  optarg);
+			break;
+		case 'b':
+			o.bytes = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'H':
+			force_headers = true;
+			break;
+		case OPT_SYSFS:
+			o.sysfs = optarg;
+			break;
+		case OPT_PROCFS:
+			o.procfs = optarg;
+			break;
+		case OPT_CGROUPFS:
+			o.cgroupfs = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			bad_usage("option '%s' needs an argument", argv[optind - 1]);
+			break;
+		default:
+			if (optopt)
+				bad_usage("unknown option '-%c'", optopt);
+			bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	o.cgroups = argv + optind;
+	o.ncgroups = argc - optind;
+	if (o.count > 0 && o.delay == 0)
+		o.delay = 1;
+	if (!o.sysfs)
+		o.sysfs = (env = getenv("TIERSTAT_SYSFS")) && *env ? env : "/sys";
+	if (!o.procfs)
+		o.procfs = (env = getenv("TIERSTAT_PROCFS")) && *env ? env : "/proc";
+	o.headers = isatty(STDOUT_FILENO) || force_headers;
+	o.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+}
+
+int main(int argc, char **argv)
+{
+	struct snap cur, prev;
+	bool have_prev = false;
+	long n = 0;
+
+	parse_args(argc, argv);
+	page_size = sysconf(_SC_PAGESIZE);
+	find_cgroup_root();
+	for (;;) {
+		take(&cur, have_prev ? &prev : NULL);
+		if (o.json)
+			print_json(&cur, have_prev ? secs(&prev.mono, &cur.mono) : NAN);
+		else
+			print_human(&cur, o.delay > 0);
+		fflush(stdout);
+		if (have_prev)
+			release(&prev);
+		prev = cur;
+		have_prev = true;
+		if (o.delay <= 0 || (o.count > 0 && ++n >= o.count))
+			break;
+		if (!o.json)
+			putchar('\n');
+		struct timespec ts = { (time_t)o.delay,
+				       (long)((o.delay - (time_t)o.delay) * 1e9) };
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	release(&prev);
+	return ferror(stdout) ? EXIT_RUNTIME : 0;
+}
