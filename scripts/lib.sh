@@ -46,3 +46,12 @@ detect_accel() {
 	msg "accelerator: $TOPTIER_ACCEL (set TOPTIER_ACCEL=kvm|tcg to skip the probe)"
 	export TOPTIER_ACCEL
 }
+
+# guest_images: build the toptier kernel, the guest programs and the
+# initramfs; sets KERNEL and INITRD.
+guest_images() {
+	KERNEL=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
+	make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
+	INITRD=$TOPTIER_ROOT/build/initramfs.cpio.gz
+	"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$TOPTIER_ROOT/build/tests" "$INITRD"
+}

@@ -6,8 +6,5 @@ topo=2tier
 while getopts "t:" opt; do
 	case $opt in t) topo=$OPTARG ;; *) die "usage: $0 [-t topology]" ;; esac
 done
-kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
-make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
-initrd=$TOPTIER_ROOT/build/initramfs.cpio.gz
-"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$TOPTIER_ROOT/build/tests" "$initrd"
-exec "$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -m shell "$kernel" "$initrd"
+guest_images
+exec "$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -m shell "$KERNEL" "$INITRD"
