@@ -10,6 +10,12 @@ cd "$KSRC_REPO"
 git rev-parse -q --verify refs/heads/toptier >/dev/null || die "no toptier branch in $KSRC_REPO"
 [[ -z $(git status --porcelain --untracked-files=no) ]] ||
 	die "$KSRC_REPO has uncommitted changes; commit them first"
+# Debian's tarball ships a top-level .gitignore of "/*": every file a
+# developer adds is ignored unless added with "git add -f".  The kernel is
+# built out of tree, so any ignored file here is one of ours left behind.
+ignored=$(git status --porcelain --ignored | sed -n 's/^!! //p')
+[[ -z $ignored ]] ||
+	die "files ignored by Debian's top-level .gitignore (add them with 'git add -f'): $ignored"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
