@@ -268,6 +268,7 @@ static enum tt_result tight_body(bool mglru)
 	TT_EXPECT(cg_write(cga, SOFT, "256M") == 0, "cannot set A's limit");
 	d0 = vmstat_prefix("pgdemote_");
 	sw0 = vmstat("pswpout");
+	TT_EXPECT(sw0 != LLONG_MIN, "no pswpout in /proc/vmstat (CONFIG_VM_EVENT_COUNTERS?)");
 	oom0 = vmstat("oom_kill");
 
 	/* Both unbound: node0 first, node1 by fallback once node0 is full. */
