@@ -37,7 +37,9 @@ case_ kasan 1 "$good" '[ 2.0] KASAN: slab-use-after-free in x\n'
 case_ no_end 1 'TAP version 13\n1..2\nok 1 a\n' ''
 case_ short_plan 1 'TAP version 13\n1..3\nok 1 a\nok 2 b\n# toptier-guest: end x/y rc=0\n' ''
 case_ bad_exit 1 'TAP version 13\n1..1\nok 1 a\n# toptier-guest: end x/y rc=139\n' ''
+case_ todo_only 0 'TAP version 13\n1..2\nok 1 a\nnot ok 2 b # TODO known bug\n# toptier-guest: end x/y rc=0\n' ''
+case_ todo_and_fail 1 'TAP version 13\n1..2\nnot ok 1 a\nnot ok 2 b # TODO known bug\n# toptier-guest: end x/y rc=1\n' ''
 case_ no_plan 1 'ok 1 a\n# toptier-guest: end x/y rc=0\n' ''
 
 ((errors == 0)) || die "the test runner's own checks failed ($errors)"
-msg "runner selftest: 13 verdicts as expected"
+msg "runner selftest: 15 verdicts as expected"

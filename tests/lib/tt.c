@@ -68,6 +68,11 @@ int tt_run(const struct tt_case *cases, size_t n)
 			       skip_reason[0] ? skip_reason : "no reason given");
 			break;
 		default:
+			if (cases[i].todo) {
+				printf("not ok %zu %s # TODO %s\n", i + 1, cases[i].name,
+				       cases[i].todo);
+				break;
+			}
 			printf("not ok %zu %s\n", i + 1, cases[i].name);
 			failed++;
 		}

@@ -21,6 +21,12 @@ enum tt_result { TT_PASS, TT_FAIL, TT_SKIP };
 struct tt_case {
 	const char *name;
 	enum tt_result (*fn)(void);
+	/*
+	 * A known bug, tracked in an open issue: the case still runs and
+	 * reports, as TAP "# TODO", which the runner lists but does not count
+	 * as a failure.  Remove the mark when the bug is fixed.
+	 */
+	const char *todo;
 };
 
 /* Run a table of cases, print TAP, return the process exit status. */
