@@ -28,7 +28,9 @@ rm -f "$TOPTIER_ROOT"/patches/[0-9][0-9][0-9][0-9]-*.patch
 	for f in "$tmp"/*.patch; do
 		[[ -e $f ]] || continue
 		b=$(basename "$f")
-		cp "$f" "$TOPTIER_ROOT/patches/$b"
+		# A blank context line is a lone space in diff output, which
+		# whitespace checkers flag; git am reads an empty line the same.
+		sed '/^diff --git /,$ s/^ $//' "$f" > "$TOPTIER_ROOT/patches/$b"
 		echo "$b"
 	done
 } > "$SERIES_FILE"
