@@ -353,8 +353,7 @@ int main(void)
 		/* Before any pressure: "nothing is enforced" must not see leftovers. */
 		{ "plentiful_top_tier_nothing_enforced", test_plentiful },
 		{ "tight_top_tier_classic_lru", test_tight_classic },
-		{ "tight_top_tier_mglru", test_tight_mglru,
-		  "known bug (issue 3): with MGLRU, enforcement sometimes demotes nothing" },
+		{ "tight_top_tier_mglru", test_tight_mglru },
 	};
 
 	return tt_run(cases, ARRAY_SIZE(cases));
