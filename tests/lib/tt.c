@@ -565,6 +565,28 @@ long long cg1_numa_stat(const char *cg, const char *name, int node)
 	return LLONG_MIN;
 }
 
+long long cg2_numa_stat(const char *cg, const char *name, int node)
+{
+	static char buf[1 << 14];
+	char path[512], key[64], nkey[16];
+	char *line, *save;
+
+	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return LLONG_MIN;
+	snprintf(key, sizeof(key), "%s ", name);
+	snprintf(nkey, sizeof(nkey), " N%d=", node);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p;
+
+		if (strncmp(line, key, strlen(key)))
+			continue;
+		p = strstr(line, nkey);
+		return p ? strtoll(p + strlen(nkey), NULL, 10) : LLONG_MIN;
+	}
+	return LLONG_MIN;
+}
+
 /* ---- processes ------------------------------------------------------------ */
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg)
 {
@@ -815,4 +837,33 @@ void holder_stop(struct holder *h)
 	if (h->shm)
 		munmap(h->shm, sizeof(*h->shm));
 	free(h);
+}
+
+/* ---- page cache written from inside a cgroup ----------------------------- */
+struct file_writer {
+	const char *path;
+	size_t len;
+};
+
+static int file_writer_main(void *arg)
+{
+	const struct file_writer *w = arg;
+	char *buf = map_anon(MB);
+	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (!buf || fd < 0)
+		return 1;
+	for (size_t off = 0; off < w->len; off += MB) {
+		fill_pages(buf, MB, off / MB);
+		if (write(fd, buf, MB) != (ssize_t)MB)
+			return 2;
+	}
+	return close(fd) ? 3 : 0;
+}
+
+int write_file_from(const char *cg, const char *path, size_t len)
+{
+	struct file_writer w = { .path = path, .len = len };
+
+	return wait_child(spawn_in(cg, file_writer_main, &w));
 }

@@ -119,12 +119,18 @@ long long cg_read_key(const char *cg, const char *file, const char *key);
 int cg_attach(const char *cg, pid_t pid);
 /* Per-node value from memory.numa_stat (v1: "name=total N0=x ..."). */
 long long cg1_numa_stat(const char *cg, const char *name, int node);
+/* A cgroup v2 memory.numa_stat entry ("anon", "file", ...) on one node, in
+ * bytes; LLONG_MIN when missing. */
+long long cg2_numa_stat(const char *cg, const char *name, int node);
 
 /* ---- processes ------------------------------------------------------------ */
 /* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid. */
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
 /* Wait for a child; returns its exit status, or 128+signal. */
 int wait_child(pid_t pid);
+/* Write len bytes (whole MBs) to path from a short-lived task in cg: the page
+ * cache stays charged to cg.  0, or the child's failure code. */
+int write_file_from(const char *cg, const char *path, size_t len);
 
 /*
  * A holder: a child process that joins cg (if not NULL), maps len bytes of

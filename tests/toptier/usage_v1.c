@@ -220,35 +220,6 @@ static enum tt_result anon_body(void)
 	return TT_PASS;
 }
 
-struct writer {
-	const char *path;
-	size_t len;
-};
-
-static int write_file(void *arg)
-{
-	const struct writer *w = arg;
-	char *buf = map_anon(MB);
-	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (!buf || fd < 0)
-		return 1;
-	for (size_t off = 0; off < w->len; off += MB) {
-		fill_pages(buf, MB, off / MB);
-		if (write(fd, buf, MB) != (ssize_t)MB)
-			return 2;
-	}
-	return close(fd) ? 3 : 0;
-}
-
-/* Write a file from a short-lived task in cg; its pages stay charged there. */
-static int write_from(const char *cg, const char *path, size_t len)
-{
-	struct writer w = { .path = path, .len = len };
-
-	return wait_child(spawn_in(cg, write_file, &w));
-}
-
 static enum tt_result file_body(void)
 {
 	const long long shmem = 64 * MB, ram = 32 * MB;
@@ -256,7 +227,7 @@ static enum tt_result file_body(void)
 	int rc;
 
 	TT_EXPECT(cg, "cannot create the cgroup");
-	rc = write_from(cg, SHMEM_FILE, shmem);
+	rc = write_file_from(cg, SHMEM_FILE, shmem);
 	TT_EXPECT(rc == 0, "writing %s failed (%d)", SHMEM_FILE, rc);
 	TT_EXPECT(settle(cg, "tmpfs file", shmem - TOL, shmem + TOL, NULL), "tmpfs pages");
 
@@ -264,7 +235,7 @@ static enum tt_result file_body(void)
 	mkdir(RAMFS_DIR, 0755);
 	TT_EXPECT(mount("ramfs", RAMFS_DIR, "ramfs", 0, NULL) == 0, "mount ramfs: %s",
 		  strerror(errno));
-	rc = write_from(cg, RAMFS_FILE, ram);
+	rc = write_file_from(cg, RAMFS_FILE, ram);
 	TT_EXPECT(rc == 0, "writing %s failed (%d)", RAMFS_FILE, rc);
 	TT_EXPECT(settle(cg, "tmpfs + ramfs files", shmem + ram - TOL, shmem + ram + TOL, NULL),
 		  "ramfs pages");

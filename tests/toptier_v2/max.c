@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memory.toptier.max (cgroup v2): a hard cap on a cgroup's top-tier pages.
+ * At the cap, new user pages come from the lower tier; lowering the cap
+ * demotes the excess at once, without swapping; a parent's cap covers its
+ * children; memory.toptier.events and memory.stat count what happened.
+ * Values parse like memory.max, and bad ones are refused with EINVAL.
+ *
+ * The bound: memory.toptier.current may exceed max by the allocations in
+ * flight between the check and the charge, one folio per allocating task
+ * (Documentation/admin-guide/cgroup-v2.rst).  TOL below is far above that
+ * and covers the few pages a cgroup has besides the test's.
+ *
+ * toptier-test: topology=2tier timeout=600
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tt.h"
+
+#define MAX		"memory.toptier.max"
+#define CURRENT		"memory.toptier.current"
+#define EVENTS		"memory.toptier.events"
+#define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
+#define TOL		(4LL * (long long)MB)
+
+static struct holder *holders[2];
+static char *cgroups[6];
+static int ncgroups;
+static int mglru_saved = -1;
+
+static char *mkcg(const char *parent, const char *name)
+{
+	char *cg = cg_create(parent, name);
+
+	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
+		cgroups[ncgroups++] = cg;
+	return cg;
+}
+
+static void cleanup(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(holders); i++) {
+		holder_stop(holders[i]);
+		holders[i] = NULL;
+	}
+	while (ncgroups > 0) {
+		char *cg = cgroups[--ncgroups];
+
+		cg_destroy(cg);
+		free(cg);
+	}
+	if (mglru_saved >= 0)
+		write_text(LRU_GEN, mglru_saved ? "y" : "n");
+	mglru_saved = -1;
+}
+
+static int set_mglru(bool on)
+{
+	long long caps = read_ll(LRU_GEN);
+
+	if (caps == LLONG_MIN)
+		return -1;
+	if (mglru_saved < 0)
+		mglru_saved = caps & 1;
+	if (write_text(LRU_GEN, on ? "y" : "n"))
+		return -1;
+	return (read_ll(LRU_GEN) & 1) == on ? 0 : -1;
+}
+
+static long long node_bytes(struct holder *h, int node)
+{
+	long counts[TT_MAX_NODES];
+
+	return holder_count(h, counts) ? -1 : (long long)counts[node] * page_size;
+}
+
+/*
+ * A sampler: a child that reads a cgroup's memory.toptier.current every
+ * 10 ms and keeps the largest value in shared memory until it is stopped.
+ */
+struct sampler {
+	pid_t pid;
+	volatile long long *peak;
+};
+
+static volatile sig_atomic_t sampler_stop;
+
+static void sampler_on_term(int sig)
+{
+	(void)sig;
+	sampler_stop = 1;
+}
+
+static bool sampler_start(struct sampler *s, const char *cg)
+{
+	s->peak = mmap(NULL, sizeof(*s->peak), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s->peak == MAP_FAILED)
+		return false;
+	*s->peak = -1;
+	fflush(stdout);
+	s->pid = fork();
+	if (s->pid < 0)
+		return false;
+	if (s->pid == 0) {
+		signal(SIGTERM, sampler_on_term);
+		while (!sampler_stop) {
+			long long v = cg_read_ll(cg, CURRENT);
+
+			if (v > *s->peak)
+				*s->peak = v;
+			usleep(10 * 1000);	/* the sampling period */
+		}
+		_exit(0);
+	}
+	return true;
+}
+
+static long long sampler_stop_read(struct sampler *s)
+{
+	long long v;
+
+	kill(s->pid, SIGTERM);
+	waitpid(s->pid, NULL, 0);
+	v = *s->peak;
+	munmap((void *)s->peak, sizeof(*s->peak));
+	return v;
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+static enum tt_result parse_body(void)
+{
+	const struct {
+		const char *in;
+		long long want;		/* -1: reads back as "max" */
+	} good[] = {
+		{ "256M", 256LL << 20 },
+		{ "1G\n", 1LL << 30 },
+		{ "64k", 64LL << 10 },
+		{ "1234567", 1234567 / page_size * page_size },
+		{ "max", -1 },
+		{ "0", 0 },
+		{ "8E", -1 },		/* beyond the page counter: clamped, as memory.max */
+	};
+	/* "\n" is what echo "" writes; a zero-length write never reaches the file. */
+	static const char *const bad[] = {
+		"\n", "-1", "abc", "12Q", "1.5G", "+5", " 5 5", "5 M", "0x10",
+		"99999999999999999999", "16E", "max1", "MAX",
+	};
+	const char *root = cg2_root();
+	char path[512], buf[64];
+	char *cg;
+
+	TT_EXPECT(root, "no cgroup2 hierarchy with the memory controller");
+	snprintf(path, sizeof(path), "%s/%s", root, MAX);
+	TT_EXPECT(!path_exists(path), "%s exists on the root cgroup", MAX);
+	cg = mkcg(root, "tt_v2_parse");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	snprintf(path, sizeof(path), "%s/%s", cg, MAX);
+	TT_EXPECT(read_text(path, buf, sizeof(buf)) > 0 && !strcmp(buf, "max\n"),
+		  "default %s is \"%s\", want max", MAX, buf);
+	TT_EXPECT(cg_read_key(cg, EVENTS, "max") == 0, "a new cgroup's max events: %lld",
+		  cg_read_key(cg, EVENTS, "max"));
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		int err = cg_write(cg, MAX, good[i].in);
+
+		TT_EXPECT(err == 0, "writing \"%s\": %s", good[i].in, strerror(-err));
+		TT_EXPECT(read_text(path, buf, sizeof(buf)) > 0, "cannot read %s", MAX);
+		if (good[i].want < 0)
+			TT_EXPECT(!strcmp(buf, "max\n"), "\"%s\" reads back as %s", good[i].in, buf);
+		else
+			TT_EXPECT(strtoll(buf, NULL, 10) == good[i].want,
+				  "\"%s\" reads back as %s, want %lld", good[i].in, buf,
+				  good[i].want);
+	}
+	TT_EXPECT(cg_write(cg, MAX, "300M") == 0, "writing 300M failed");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		int err = cg_write(cg, MAX, bad[i]);
+
+		TT_EXPECT(err == -EINVAL, "writing \"%s\" gave %s, want EINVAL", bad[i],
+			  err ? strerror(-err) : "success");
+		TT_EXPECT(cg_read_ll(cg, MAX) == 300LL << 20, "after \"%s\" the limit is %lld",
+			  bad[i], cg_read_ll(cg, MAX));
+	}
+	return TT_PASS;
+}
+
+/* The cap holds at every 10 ms sample while an 800 MB writer runs. */
+static enum tt_result cap_body(void)
+{
+	const long long len = 800 * MB, max = 256 * MB;
+	char *cg = mkcg(cg2_root(), "tt_v2_cap");
+	long long oom0 = vmstat("oom_kill"), sw0 = vmstat("pswpout"), peak, n0, n1, ev;
+	struct sampler s;
+
+	TT_EXPECT(cg, "cannot create the cgroup");
+	TT_EXPECT(cg_write(cg, MAX, "256M") == 0, "cannot set %s", MAX);
+	TT_EXPECT(sampler_start(&s, cg), "cannot start the sampler");
+	holders[0] = holder_start(cg, len, 7, false);
+	peak = sampler_stop_read(&s);
+	TT_EXPECT(holders[0], "no holder (was it OOM-killed?)");
+	n0 = node_bytes(holders[0], 0);
+	n1 = node_bytes(holders[0], 1);
+	ev = cg_read_key(cg, EVENTS, "max");
+	tt_diag("sampled peak of %s %lld MB (max 256 MB); node0 %lld MB, node1 %lld MB; "
+		"max events %lld", CURRENT, peak / (long long)MB, n0 / (long long)MB,
+		n1 / (long long)MB, ev);
+	TT_EXPECT(peak >= max - TOL, "premise: the cgroup never reached its cap (%lld MB)",
+		  peak / (long long)MB);
+	TT_EXPECT(peak <= max + TOL, "%s reached %lld MB, over max 256 MB", CURRENT,
+		  peak / (long long)MB);
+	TT_EXPECT(n0 >= 0 && n0 <= max + TOL, "%lld MB on node0", n0 / (long long)MB);
+	TT_EXPECT(n1 >= len - max - TOL, "only %lld MB on node1", n1 / (long long)MB);
+	TT_EXPECT(ev > 0, "no max events counted");
+	TT_EXPECT(cg_read_key(cg, "memory.stat", "toptier_max_fallback") == 0,
+		  "allocations fell back to the top tier although node1 had room");
+	TT_EXPECT(holder_check(holders[0]) == 0, "contents changed");
+	TT_EXPECT(vmstat("oom_kill") == oom0, "something was OOM-killed");
+	TT_EXPECT(vmstat("pswpout") == sw0, "pages were swapped out");
+	return TT_PASS;
+}
+
+/* Lowering max below current demotes the excess before the write returns. */
+static enum tt_result lower_body(bool mglru)
+{
+	const long long len = 300 * MB, max = 100 * MB;
+	char name[32];
+	char *cg;
+	long long sw0 = vmstat("pswpout"), cur, n1, demoted;
+
+	if (path_exists(LRU_GEN))
+		TT_EXPECT(set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
+	else
+		TT_EXPECT(!mglru, "no %s: the kernel lacks MGLRU", LRU_GEN);
+	snprintf(name, sizeof(name), "tt_v2_lower_%s", mglru ? "mglru" : "classic");
+	cg = mkcg(cg2_root(), name);
+	TT_EXPECT(cg, "cannot create the cgroup");
+	holders[0] = holder_start(cg, len, 8, false);
+	TT_EXPECT(holders[0], "no holder");
+	TT_EXPECT(cg_read_ll(cg, CURRENT) >= len - TOL, "premise: only %lld MB on the top tier",
+		  cg_read_ll(cg, CURRENT) / (long long)MB);
+	TT_EXPECT(cg_write(cg, MAX, "100M") == 0, "cannot lower %s", MAX);
+	cur = cg_read_ll(cg, CURRENT);
+	n1 = node_bytes(holders[0], 1);
+	demoted = cg_read_key(cg, "memory.stat", "pgdemote_toptier");
+	tt_diag("after the write: current %lld MB, node1 %lld MB, pgdemote_toptier %lld",
+		cur / (long long)MB, n1 / (long long)MB, demoted);
+	TT_EXPECT(cur >= 0 && cur <= max + TOL, "current %lld MB after lowering max to 100 MB",
+		  cur / (long long)MB);
+	TT_EXPECT(cur >= max - 16 * (long long)MB, "demoted far below max: %lld MB",
+		  cur / (long long)MB);
+	TT_EXPECT(n1 >= len - max - TOL, "only %lld MB on node1", n1 / (long long)MB);
+	TT_EXPECT(demoted * page_size >= len - max - TOL, "pgdemote_toptier %lld pages", demoted);
+	TT_EXPECT(vmstat("pswpout") == sw0, "pages were swapped out");
+	TT_EXPECT(holder_check(holders[0]) == 0, "contents changed");
+	return TT_PASS;
+}
+
+/* A parent's max caps the sum of its children. */
+static enum tt_result parent_body(void)
+{
+	const long long len = 300 * MB, max = 256 * MB;
+	char *p = mkcg(cg2_root(), "tt_v2_pmax");
+	char *c1, *c2;
+	long long peak, total;
+	struct sampler s;
+
+	TT_EXPECT(p && cg_write(p, "cgroup.subtree_control", "+memory") == 0,
+		  "cannot create the parent");
+	c1 = mkcg(p, "c1");
+	c2 = mkcg(p, "c2");
+	TT_EXPECT(c1 && c2, "cannot create the children");
+	TT_EXPECT(cg_write(p, MAX, "256M") == 0, "cannot set the parent's %s", MAX);
+	TT_EXPECT(sampler_start(&s, p), "cannot start the sampler");
+	holders[0] = holder_start(c1, len, 9, false);
+	holders[1] = holder_start(c2, len, 10, false);
+	peak = sampler_stop_read(&s);
+	TT_EXPECT(holders[0] && holders[1], "no holders");
+	total = node_bytes(holders[0], 0) + node_bytes(holders[1], 0);
+	tt_diag("parent: sampled peak %lld MB, children on node0 %lld MB in all; "
+		"max events c1 %lld, parent %lld", peak / (long long)MB, total / (long long)MB,
+		cg_read_key(c1, EVENTS, "max"), cg_read_key(p, EVENTS, "max"));
+	TT_EXPECT(peak <= max + TOL, "the parent reached %lld MB", peak / (long long)MB);
+	TT_EXPECT(total <= max + TOL, "the children hold %lld MB on node0", total / (long long)MB);
+	TT_EXPECT(cg_read_key(p, EVENTS, "max") > 0, "the parent counted no max events");
+	return TT_PASS;
+}
+
+#define WITH_CLEANUP(fn, call)			\
+	static enum tt_result fn(void)		\
+	{					\
+		enum tt_result r = call;	\
+						\
+		cleanup();			\
+		return r;			\
+	}
+
+WITH_CLEANUP(test_parse, parse_body())
+WITH_CLEANUP(test_cap, cap_body())
+WITH_CLEANUP(test_lower_classic, lower_body(false))
+WITH_CLEANUP(test_lower_mglru, lower_body(true))
+WITH_CLEANUP(test_parent, parent_body())
+
+int main(void)
+{
+	static const struct tt_case cases[] = {
+		{ "values_parse_like_memory_max", test_parse },
+		{ "cap_redirects_allocations_to_node1", test_cap },
+		{ "lowering_max_demotes_classic_lru", test_lower_classic },
+		{ "lowering_max_demotes_mglru", test_lower_mglru },
+		{ "parent_max_caps_children", test_parent },
+	};
+
+	return tt_run(cases, ARRAY_SIZE(cases));
+}
