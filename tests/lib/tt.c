@@ -867,3 +867,27 @@ int write_file_from(const char *cg, const char *path, size_t len)
 
 	return wait_child(spawn_in(cg, file_writer_main, &w));
 }
+
+/* ---- MGLRU on and off ---------------------------------------------------- */
+#define LRU_GEN_ENABLED "/sys/kernel/mm/lru_gen/enabled"
+static int mglru_saved = -1;
+
+int tt_set_mglru(bool on)
+{
+	long long caps = read_ll(LRU_GEN_ENABLED);
+
+	if (caps == LLONG_MIN)
+		return on ? -1 : 0;	/* no MGLRU: only "off" is possible */
+	if (mglru_saved < 0)
+		mglru_saved = caps & 1;
+	if (write_text(LRU_GEN_ENABLED, on ? "y" : "n"))
+		return -1;
+	return (read_ll(LRU_GEN_ENABLED) & 1) == on ? 0 : -1;
+}
+
+void tt_restore_mglru(void)
+{
+	if (mglru_saved >= 0)
+		write_text(LRU_GEN_ENABLED, mglru_saved ? "y" : "n");
+	mglru_saved = -1;
+}

@@ -132,6 +132,11 @@ int wait_child(pid_t pid);
  * cache stays charged to cg.  0, or the child's failure code. */
 int write_file_from(const char *cg, const char *path, size_t len);
 
+/* Turn MGLRU (lru_gen) on or off; 0 on success.  tt_restore_mglru() puts
+ * back what was there before the first call. */
+int tt_set_mglru(bool on);
+void tt_restore_mglru(void);
+
 /*
  * A holder: a child process that joins cg (if not NULL), maps len bytes of
  * anonymous memory (2 MB aligned and MADV_HUGEPAGE when thp), writes every

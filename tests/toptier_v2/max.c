@@ -29,13 +29,11 @@
 #define MAX		"memory.toptier.max"
 #define CURRENT		"memory.toptier.current"
 #define EVENTS		"memory.toptier.events"
-#define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
 #define TOL		(4LL * (long long)MB)
 
 static struct holder *holders[2];
 static char *cgroups[6];
 static int ncgroups;
-static int mglru_saved = -1;
 
 static char *mkcg(const char *parent, const char *name)
 {
@@ -58,22 +56,7 @@ static void cleanup(void)
 		cg_destroy(cg);
 		free(cg);
 	}
-	if (mglru_saved >= 0)
-		write_text(LRU_GEN, mglru_saved ? "y" : "n");
-	mglru_saved = -1;
-}
-
-static int set_mglru(bool on)
-{
-	long long caps = read_ll(LRU_GEN);
-
-	if (caps == LLONG_MIN)
-		return -1;
-	if (mglru_saved < 0)
-		mglru_saved = caps & 1;
-	if (write_text(LRU_GEN, on ? "y" : "n"))
-		return -1;
-	return (read_ll(LRU_GEN) & 1) == on ? 0 : -1;
+	tt_restore_mglru();
 }
 
 static long long node_bytes(struct holder *h, int node)
@@ -238,10 +221,7 @@ static enum tt_result lower_body(bool mglru)
 	char *cg;
 	long long sw0 = vmstat("pswpout"), cur, n1, demoted;
 
-	if (path_exists(LRU_GEN))
-		TT_EXPECT(set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
-	else
-		TT_EXPECT(!mglru, "no %s: the kernel lacks MGLRU", LRU_GEN);
+	TT_EXPECT(tt_set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
 	snprintf(name, sizeof(name), "tt_v2_lower_%s", mglru ? "mglru" : "classic");
 	cg = mkcg(cg2_root(), name);
 	TT_EXPECT(cg, "cannot create the cgroup");
