@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The guest half of "make demo": show the tiers, then demotion and promotion.
+# The guest half of "make demo": the tiers, demotion, promotion, and cgroups
+# sharing the top tier under memory.toptier.low and max.
 echo
 echo "=== toptier demo on $(uname -r) ==="
 echo "--- memory tiers (/sys/devices/virtual/memory_tiering) ---"
@@ -17,5 +18,7 @@ echo
 /tests/bin/tierdemo demote
 echo
 /tests/bin/tierdemo promote
+echo
+/tests/bin/tierdemo share
 echo
 echo "=== demo done ==="

@@ -5,6 +5,9 @@
  *                     reclaim demotes the overflow to node1
  *   tierdemo promote  a hot region placed on node1 is promoted by NUMA
  *                     balancing (numa_balancing=2); a cold one stays
+ *   tierdemo share    cgroup v2: a protected cgroup (memory.toptier.low), a
+ *                     capped one (memory.toptier.max) and a greedy neighbour
+ *                     bound to node0 share the top tier
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -91,6 +94,73 @@ static int promote(void)
 	return 0;
 }
 
+/* The greedy neighbour: bound to node0, it presses on the top tier. */
+static int greedy_writer(void *arg)
+{
+	size_t len = *(const size_t *)arg;
+	char *buf;
+
+	if (bind_to_node(0) || !(buf = map_anon(len)))
+		return 1;
+	fill_pages(buf, len, 3);
+	sleep(3);	/* let the last line of numbers show it still there */
+	return 0;
+}
+
+static void show_share(const char *const *cgs, const char *const *names, int n, double t0)
+{
+	printf("  t=%4.1fs", now_s() - t0);
+	for (int i = 0; i < n; i++)
+		printf(" | %s %4lld MB", names[i],
+		       cg_read_ll(cgs[i], "memory.toptier.current") / (long long)MB);
+	printf(" | node0 free %4lld MB\n", node_free(0) / (long long)MB);
+}
+
+static int share(void)
+{
+	static const char *const names[] = { "protected", "capped", "greedy" };
+	size_t greedy_len = node_total(0) * 5 / 4;
+	const char *cgs[3];
+	struct holder *prot, *cap;
+	pid_t pid;
+	double t0;
+	int status;
+
+	if (!cg2_root())
+		return 1;
+	for (int i = 0; i < 3; i++)
+		if (!(cgs[i] = cg_create(cg2_root(), names[i])))
+			return 1;
+	write_text("/sys/kernel/mm/numa/demotion_enabled", "1");
+	cg_write(cgs[0], "memory.toptier.low", "300M");
+	cg_write(cgs[1], "memory.toptier.max", "128M");
+	printf("sharing the top tier: protected (low 300M) holds 256 MB, capped (max 128M)\n"
+	       "holds 400 MB, then greedy (no limits, bound to node0) writes %zu MB\n",
+	       greedy_len / MB);
+	t0 = now_s();
+	prot = holder_start(cgs[0], 256 * MB, 1, false);
+	cap = holder_start(cgs[1], 400 * MB, 2, false);
+	if (!prot || !cap)
+		return 1;
+	show_share(cgs, names, 3, t0);
+	fflush(stdout);
+	pid = spawn_in(cgs[2], greedy_writer, &greedy_len);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		show_share(cgs, names, 3, t0);
+		sleep(1);
+	}
+	show_share(cgs, names, 3, t0);
+	printf("  events: protected low %lld; capped max %lld; contents %s\n",
+	       cg_read_key(cgs[0], "memory.toptier.events", "low"),
+	       cg_read_key(cgs[1], "memory.toptier.events", "max"),
+	       holder_check(prot) == 0 && holder_check(cap) == 0 ? "intact" : "DAMAGED");
+	holder_stop(prot);
+	holder_stop(cap);
+	for (int i = 0; i < 3; i++)
+		cg_destroy(cgs[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -104,6 +174,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "promote"))
 		return promote();
-	fprintf(stderr, "usage: tierdemo demote|promote\n");
+	if (argc > 1 && !strcmp(argv[1], "share"))
+		return share();
+	fprintf(stderr, "usage: tierdemo demote|promote|share\n");
 	return 2;
 }
