@@ -6,7 +6,7 @@
  * as "high" events and in pgdemote_toptier.  On both LRU implementations.
  * Bad values are refused with EINVAL and change nothing.
  *
- * toptier-test: topology=2tier timeout=600
+ * toptier-test: topology=2tier,3tier timeout=600
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -11,7 +11,7 @@
  * (Documentation/admin-guide/cgroup-v2.rst).  TOL below is far above that
  * and covers the few pages a cgroup has besides the test's.
  *
- * toptier-test: topology=2tier timeout=600
+ * toptier-test: topology=2tier,3tier timeout=600
  */
 #define _GNU_SOURCE
 #include <errno.h>
