@@ -543,7 +543,8 @@ int cg_attach(const char *cg, pid_t pid)
 	return cg_write(cg, "cgroup.procs", buf);
 }
 
-long long cg1_numa_stat(const char *cg, const char *name, int node)
+/* memory.numa_stat: "name=total N0=.." in v1, "name N0=.." in v2. */
+static long long numa_stat_entry(const char *cg, const char *name, char sep, int node)
 {
 	static char buf[1 << 14];
 	char path[512], key[64], nkey[16];
@@ -552,7 +553,7 @@ long long cg1_numa_stat(const char *cg, const char *name, int node)
 	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return LLONG_MIN;
-	snprintf(key, sizeof(key), "%s=", name);
+	snprintf(key, sizeof(key), "%s%c", name, sep);
 	snprintf(nkey, sizeof(nkey), " N%d=", node);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *p;
@@ -565,26 +566,14 @@ long long cg1_numa_stat(const char *cg, const char *name, int node)
 	return LLONG_MIN;
 }
 
+long long cg1_numa_stat(const char *cg, const char *name, int node)
+{
+	return numa_stat_entry(cg, name, '=', node);
+}
+
 long long cg2_numa_stat(const char *cg, const char *name, int node)
 {
-	static char buf[1 << 14];
-	char path[512], key[64], nkey[16];
-	char *line, *save;
-
-	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return LLONG_MIN;
-	snprintf(key, sizeof(key), "%s ", name);
-	snprintf(nkey, sizeof(nkey), " N%d=", node);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *p;
-
-		if (strncmp(line, key, strlen(key)))
-			continue;
-		p = strstr(line, nkey);
-		return p ? strtoll(p + strlen(nkey), NULL, 10) : LLONG_MIN;
-	}
-	return LLONG_MIN;
+	return numa_stat_entry(cg, name, ' ', node);
 }
 
 /* ---- processes ------------------------------------------------------------ */

@@ -31,6 +31,16 @@ struct tt_case {
 
 /* Run a table of cases, print TAP, return the process exit status. */
 int tt_run(const struct tt_case *cases, size_t n);
+/* Define a case function fn that runs call, then cleanup(), and returns
+ * call's result. */
+#define TT_WITH_CLEANUP(fn, call, cleanup)	\
+	static enum tt_result fn(void)		\
+	{					\
+		enum tt_result r_ = call;	\
+						\
+		cleanup();			\
+		return r_;			\
+	}
 void tt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Record why a case is skipped; printed on its "ok ... # SKIP" line. */
 void tt_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

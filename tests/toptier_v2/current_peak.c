@@ -280,20 +280,11 @@ static enum tt_result hierarchy_body(void)
 	return TT_PASS;
 }
 
-#define WITH_CLEANUP(fn, body)			\
-	static enum tt_result fn(void)		\
-	{					\
-		enum tt_result r = body();	\
-						\
-		cleanup();			\
-		return r;			\
-	}
-
-WITH_CLEANUP(test_files, files_body)
-WITH_CLEANUP(test_anon, anon_body)
-WITH_CLEANUP(test_peak, peak_body)
-WITH_CLEANUP(test_tmpfs, tmpfs_body)
-WITH_CLEANUP(test_hierarchy, hierarchy_body)
+TT_WITH_CLEANUP(test_files, files_body(), cleanup)
+TT_WITH_CLEANUP(test_anon, anon_body(), cleanup)
+TT_WITH_CLEANUP(test_peak, peak_body(), cleanup)
+TT_WITH_CLEANUP(test_tmpfs, tmpfs_body(), cleanup)
+TT_WITH_CLEANUP(test_hierarchy, hierarchy_body(), cleanup)
 
 int main(void)
 {

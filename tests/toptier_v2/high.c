@@ -142,18 +142,9 @@ static enum tt_result background_body(bool mglru)
 	return TT_PASS;
 }
 
-#define WITH_CLEANUP(fn, call)			\
-	static enum tt_result fn(void)		\
-	{					\
-		enum tt_result r = call;	\
-						\
-		cleanup();			\
-		return r;			\
-	}
-
-WITH_CLEANUP(test_parse, parse_body())
-WITH_CLEANUP(test_classic, background_body(false))
-WITH_CLEANUP(test_mglru, background_body(true))
+TT_WITH_CLEANUP(test_parse, parse_body(), cleanup)
+TT_WITH_CLEANUP(test_classic, background_body(false), cleanup)
+TT_WITH_CLEANUP(test_mglru, background_body(true), cleanup)
 
 int main(void)
 {

@@ -276,20 +276,11 @@ static enum tt_result parent_body(void)
 	return TT_PASS;
 }
 
-#define WITH_CLEANUP(fn, call)			\
-	static enum tt_result fn(void)		\
-	{					\
-		enum tt_result r = call;	\
-						\
-		cleanup();			\
-		return r;			\
-	}
-
-WITH_CLEANUP(test_parse, parse_body())
-WITH_CLEANUP(test_cap, cap_body())
-WITH_CLEANUP(test_lower_classic, lower_body(false))
-WITH_CLEANUP(test_lower_mglru, lower_body(true))
-WITH_CLEANUP(test_parent, parent_body())
+TT_WITH_CLEANUP(test_parse, parse_body(), cleanup)
+TT_WITH_CLEANUP(test_cap, cap_body(), cleanup)
+TT_WITH_CLEANUP(test_lower_classic, lower_body(false), cleanup)
+TT_WITH_CLEANUP(test_lower_mglru, lower_body(true), cleanup)
+TT_WITH_CLEANUP(test_parent, parent_body(), cleanup)
 
 int main(void)
 {
