@@ -44,8 +44,11 @@ static char *mkcg(const char *parent, const char *name)
 	return cg;
 }
 
+static void filler_stop(void);
+
 static void cleanup(void)
 {
+	filler_stop();
 	for (size_t i = 0; i < ARRAY_SIZE(holders); i++) {
 		holder_stop(holders[i]);
 		holders[i] = NULL;
@@ -276,11 +279,224 @@ static enum tt_result parent_body(void)
 	return TT_PASS;
 }
 
+
+/*
+ * A filler: a child that takes the free memory of some nodes, bound to
+ * each in turn, in 1 MB steps until only the zones' low watermarks and
+ * `spare` bytes are left.  Not further: below the low watermark the
+ * zones' lowmem reserves come into play and a bound, mlocked task is
+ * soon OOM-killed.  Allocations without direct reclaim, as at max, can
+ * still take what is left down to below the min watermark.  With `lock` the memory is mlocked, so that no
+ * reclaim on those nodes can give it back.  It holds the memory until
+ * killed.
+ */
+struct filler_arg {
+	bool nodes[TT_MAX_NODES];
+	bool lock;
+	long long spare;
+	long long max_bytes;	/* if not 0: take this much, whatever is free */
+	int ready;		/* the write end of a pipe */
+};
+
+static long long node_low_bytes(int node)
+{
+	struct tt_zone z[TT_MAX_ZONES];
+	int n = zoneinfo_read(z, TT_MAX_ZONES);
+	long long sum = 0;
+
+	for (int i = 0; i < n; i++)
+		if (z[i].node == node && z[i].managed > 0)
+			sum += z[i].low * page_size;
+	return n < 0 ? -1 : sum;
+}
+
+static int filler_main(void *argp)
+{
+	struct filler_arg *a = argp;
+	const size_t step = MB;
+	long long taken = 0;
+
+	for (int node = 0; node < TT_MAX_NODES; node++) {
+		long long floor;
+
+		if (!a->nodes[node])
+			continue;
+		floor = node_low_bytes(node) + a->spare;
+		if (floor < a->spare || bind_to_node(node))
+			return 1;
+		/* A bound filler pushes on past the watermarks, into reclaim. */
+		while (a->max_bytes ? taken < a->max_bytes :
+				      node_free(node) > floor + (long long)step) {
+			char *p = map_anon(step);
+
+			if (!p || (a->lock && mlock(p, step)))
+				return 2;
+			fill_pages(p, step, node);
+			taken += step;
+		}
+	}
+	if (write(a->ready, "r", 1) != 1)
+		return 3;
+	for (;;)
+		pause();
+}
+
+static pid_t filler_start(struct filler_arg *a)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	a->ready = fds[1];
+	pid = spawn_in(NULL, filler_main, a);
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) != 1) {
+		tt_diag("the filler died: status %d", wait_child(pid));
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static pid_t filler_pid = -1;
+
+static void filler_stop(void)
+{
+	if (filler_pid > 0) {
+		kill(filler_pid, SIGKILL);
+		wait_child(filler_pid);
+	}
+	filler_pid = -1;
+}
+
+/*
+ * With the lower tiers full there is nowhere to redirect to: allocations
+ * at max come from the top tier rather than fail (counted), enforcement
+ * stalls (counted) instead of swapping, and once the lower tiers have
+ * room again it demotes the excess by itself, with no new charge.
+ */
+static enum tt_result full_body(void)
+{
+	const long long len = 128 * MB;
+	struct filler_arg fa = { .lock = true, .spare = 8 * MB };
+	char *cg = mkcg(cg2_root(), "tt_v2_full");
+	long long oom0 = vmstat("oom_kill"), n0, fallback, stalled = 0, cur = -1;
+	double deadline;
+
+	TT_EXPECT(cg, "cannot create the cgroup");
+	for (int n = 1; n < TT_MAX_NODES; n++)
+		fa.nodes[n] = node_total(n) > 0;
+	filler_pid = filler_start(&fa);
+	TT_EXPECT(filler_pid > 0, "cannot fill the lower tiers");
+	TT_EXPECT(cg_write(cg, MAX, "0") == 0, "cannot set %s", MAX);
+	holders[0] = holder_start(cg, len, 11, false);
+	TT_EXPECT(holders[0], "no holder (was it OOM-killed?)");
+	n0 = node_bytes(holders[0], 0);
+	fallback = cg_read_key(cg, "memory.stat", "toptier_max_fallback");
+	tt_diag("lower tiers full: %lld MB of %lld MB on node0, %lld fallbacks, "
+		"node1 free %lld MB", n0 / (long long)MB, len / (long long)MB, fallback,
+		node_free(1) / (long long)MB);
+	TT_EXPECT(n0 >= len / 2, "only %lld MB on node0: where did it go?", n0 / (long long)MB);
+	TT_EXPECT(fallback > 0, "no toptier_max_fallback counted");
+	TT_EXPECT(vmstat("oom_kill") == oom0, "something was OOM-killed");
+
+	for (deadline = now_s() + 10; now_s() < deadline && stalled <= 0; usleep(50 * 1000))
+		stalled = cg_read_key(cg, "memory.stat", "toptier_demote_stalled");
+	TT_EXPECT(stalled > 0, "no toptier_demote_stalled within 10 s");
+	TT_EXPECT(cg_read_ll(cg, CURRENT) >= len / 2, "current %lld MB: pages left node0 "
+		  "although the lower tiers are full", cg_read_ll(cg, CURRENT) / (long long)MB);
+
+	/* Room again: the stalled work retries without any new charge. */
+	filler_stop();
+	for (deadline = now_s() + 45; now_s() < deadline; usleep(100 * 1000)) {
+		cur = cg_read_ll(cg, CURRENT);
+		if (cur >= 0 && cur <= TOL)
+			break;
+	}
+	tt_diag("after the lower tiers were freed: current %lld MB after %lld stalls",
+		cur / (long long)MB, cg_read_key(cg, "memory.stat", "toptier_demote_stalled"));
+	TT_EXPECT(cur >= 0 && cur <= TOL, "current still %lld MB 45 s after the lower "
+		  "tiers had room", cur / (long long)MB);
+	TT_EXPECT(holder_check(holders[0]) == 0, "contents changed");
+	TT_EXPECT(vmstat("oom_kill") == oom0, "something was OOM-killed");
+	return TT_PASS;
+}
+
+/*
+ * 3tier: a full node1 is skipped for the next tier down, node2, rather
+ * than the top tier; and node1's own demotion to node2 still takes the
+ * capped cgroup's pages onwards.
+ */
+static enum tt_result chain_body(void)
+{
+	const long long len = 256 * MB;
+	struct filler_arg fa = { .lock = true, .spare = 8 * MB };
+	char *cg;
+	long long n0, n2, old_demotion = -1;
+
+	if (strcmp(topology(), "3tier")) {
+		tt_skip_reason("needs two lower tiers (3tier)");
+		return TT_SKIP;
+	}
+	cg = mkcg(cg2_root(), "tt_v2_chain");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	TT_EXPECT(cg_write(cg, MAX, "0") == 0, "cannot set %s", MAX);
+
+	fa.nodes[1] = true;
+	filler_pid = filler_start(&fa);
+	TT_EXPECT(filler_pid > 0, "cannot fill node1");
+	holders[0] = holder_start(cg, len, 12, false);
+	TT_EXPECT(holders[0], "no holder");
+	n0 = node_bytes(holders[0], 0);
+	n2 = node_bytes(holders[0], 2);
+	tt_diag("node1 full: node0 %lld MB, node2 %lld MB, fallbacks %lld",
+		n0 / (long long)MB, n2 / (long long)MB,
+		cg_read_key(cg, "memory.stat", "toptier_max_fallback"));
+	TT_EXPECT(n2 >= len - TOL, "only %lld MB on node2", n2 / (long long)MB);
+	TT_EXPECT(n0 >= 0 && n0 <= TOL, "%lld MB on node0", n0 / (long long)MB);
+	TT_EXPECT(cg_read_key(cg, "memory.stat", "toptier_max_fallback") == 0,
+		  "fell back to the top tier although node2 had room");
+	holder_stop(holders[0]);
+	holders[0] = NULL;
+	filler_stop();
+
+	/* Pages redirected to node1 move on to node2 under node1 pressure. */
+	old_demotion = read_ll("/sys/kernel/mm/numa/demotion_enabled");
+	TT_EXPECT(write_text("/sys/kernel/mm/numa/demotion_enabled", "1") == 0,
+		  "cannot turn demotion on");
+	holders[0] = holder_start(cg, len, 13, false);
+	TT_EXPECT(holders[0], "no holder");
+	TT_EXPECT(node_bytes(holders[0], 1) >= len - TOL, "premise: only %lld MB on node1",
+		  node_bytes(holders[0], 1) / (long long)MB);
+	/* Unlocked and bounded: what node1 reclaim frees must stay on node2. */
+	fa.lock = false;
+	fa.max_bytes = node_total(1) - len / 2;
+	filler_pid = filler_start(&fa);
+	for (double deadline = now_s() + 20; now_s() < deadline; usleep(100 * 1000)) {
+		n2 = node_bytes(holders[0], 2);
+		if (n2 >= 16 * (long long)MB)
+			break;
+	}
+	n0 = node_bytes(holders[0], 0);
+	write_text("/sys/kernel/mm/numa/demotion_enabled", old_demotion ? "1" : "0");
+	tt_diag("after node1 pressure: node0 %lld MB, node2 %lld MB", n0 / (long long)MB,
+		n2 / (long long)MB);
+	TT_EXPECT(filler_pid > 0, "the node1 filler failed");
+	TT_EXPECT(n2 >= 16 * (long long)MB, "only %lld MB moved on to node2", n2 / (long long)MB);
+	TT_EXPECT(n0 >= 0 && n0 <= TOL, "%lld MB came back to node0", n0 / (long long)MB);
+	TT_EXPECT(holder_check(holders[0]) == 0, "contents changed");
+	return TT_PASS;
+}
+
 TT_WITH_CLEANUP(test_parse, parse_body(), cleanup)
 TT_WITH_CLEANUP(test_cap, cap_body(), cleanup)
 TT_WITH_CLEANUP(test_lower_classic, lower_body(false), cleanup)
 TT_WITH_CLEANUP(test_lower_mglru, lower_body(true), cleanup)
 TT_WITH_CLEANUP(test_parent, parent_body(), cleanup)
+TT_WITH_CLEANUP(test_full, full_body(), cleanup)
+TT_WITH_CLEANUP(test_chain, chain_body(), cleanup)
 
 int main(void)
 {
@@ -290,6 +506,8 @@ int main(void)
 		{ "lowering_max_demotes_classic_lru", test_lower_classic },
 		{ "lowering_max_demotes_mglru", test_lower_mglru },
 		{ "parent_max_caps_children", test_parent },
+		{ "full_lower_tiers_fall_back_then_demote", test_full },
+		{ "full_node1_redirects_to_node2", test_chain },
 	};
 
 	return tt_run(cases, ARRAY_SIZE(cases));
