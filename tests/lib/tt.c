@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -112,6 +113,20 @@ int write_text(const char *path, const char *val)
 		err = -EIO;
 	close(fd);
 	return err;
+}
+
+int write_once(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, val, strlen(val));
+	if (r < 0)
+		r = -errno;
+	close(fd);
+	return (int)r;
 }
 
 long long read_ll(const char *path)
@@ -601,6 +616,36 @@ int wait_child(pid_t pid)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);
+}
+
+#define NOBODY 65534
+
+int as_nobody(int (*fn)(void *), void *arg)
+{
+	int *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int r = INT_MIN;
+	pid_t pid;
+
+	if (res == MAP_FAILED)
+		return INT_MIN;
+	*res = INT_MIN;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* The groups first: setgroups() needs CAP_SETGID. */
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
+		    geteuid() != NOBODY || getegid() != NOBODY) {
+			tt_diag("cannot become uid %d: %s", NOBODY, strerror(errno));
+			_exit(1);
+		}
+		*res = fn(arg);
+		_exit(0);
+	}
+	if (pid > 0 && wait_child(pid) == 0)
+		r = *res;
+	munmap(res, sizeof(*res));
+	return r;
 }
 
 const char *topology(void)

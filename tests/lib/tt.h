@@ -57,6 +57,9 @@ void tt_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- files -------------------------------------------------------------- */
 int read_text(const char *path, char *buf, size_t len);
 int write_text(const char *path, const char *val);	/* 0 or -errno */
+/* One open(2) and one write(2) of val: the bytes the kernel took (fewer
+ * than strlen(val) for a short write), or -errno of the open or the write. */
+int write_once(const char *path, const char *val);
 long long read_ll(const char *path);			/* LLONG_MIN on error */
 int write_ll(const char *path, long long v);
 bool path_exists(const char *path);
@@ -138,6 +141,10 @@ long long cg2_numa_stat(const char *cg, const char *name, int node);
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
 /* Wait for a child; returns its exit status, or 128+signal. */
 int wait_child(pid_t pid);
+/* Run fn(arg) in a child that dropped to uid and gid 65534 (nobody), with no
+ * supplementary groups and so no capabilities; returns what fn returned, or
+ * INT_MIN when the child could not drop its privileges or died. */
+int as_nobody(int (*fn)(void *), void *arg);
 /* Write len bytes (whole MBs) to path from a short-lived task in cg: the page
  * cache stays charged to cg.  0, or the child's failure code. */
 int write_file_from(const char *cg, const char *path, size_t len);
