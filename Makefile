@@ -9,15 +9,21 @@ S := scripts
 T ?=
 TOPO ?=
 
-.PHONY: tierstat help deps tree kernel kernel-baseline tests check test demo shell bench export checkpatch clean
+.PHONY: tierstat help deps tree kernel kernel-debug kernel-baseline tests check test stress demo shell bench export checkpatch clean
+
+# make stress: DURATION seconds per boot (v2, then v1), SEED to repeat a run.
+DURATION ?= 300
+SEED ?=
 
 help:
 	@echo "toptier make targets:"
 	@echo "  deps             install the Debian packages and the pinned kernel source"
 	@echo "  kernel           build the patched guest kernel; prints its bzImage path last"
+	@echo "  kernel-debug     the patched kernel with config/debug.config (KASAN, lockdep, ...)"
 	@echo "  kernel-baseline  the same configuration without the series"
 	@echo "  check            everything, tested: deps, kernel, checkpatch, all tests in QEMU"
 	@echo "  test T=.. TOPO=..  run some tests (areas or area/name) on one topology"
+	@echo "  stress DURATION=s SEED=n  the stress tests on the debug kernel, longer"
 	@echo "  demo             boot the tiered VM and show tiers, demotion and promotion"
 	@echo "  shell            interactive shell in the tiered VM (TOPO=3tier for three tiers)"
 	@echo "  bench            benchmarks against the baseline kernel (docs/benchmarks.md)"
@@ -35,6 +41,9 @@ tree: deps
 kernel: deps
 	@$(S)/build-kernel.sh toptier
 
+kernel-debug: deps
+	@DEBUG=1 $(S)/build-kernel.sh toptier
+
 kernel-baseline: deps
 	@$(S)/build-kernel.sh baseline
 
@@ -51,10 +60,16 @@ check: deps
 	@$(S)/selftest-runner.sh
 	@$(MAKE) -s -C tools/tierstat check
 	@$(S)/checkpatch-series.sh
-	@$(S)/run-tests.sh
+	@$(S)/run-tests.sh -D "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)"
 
 test: deps
 	@$(S)/run-tests.sh $(if $(TOPO),-t $(TOPO)) $(T)
+
+stress: deps
+	@TOPTIER_GUEST_ARGS="toptier.stress_seconds=$(DURATION)$(if $(SEED), toptier.seed=$(SEED))" \
+	 TOPTIER_TIMEOUT_EXTRA=$$((2 * $(DURATION))) \
+	 $(S)/run-tests.sh -K "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)" \
+		reliability/stress_v2 reliability/stress_v1
 
 demo: deps
 	@$(S)/demo.sh $(if $(TOPO),-t $(TOPO))

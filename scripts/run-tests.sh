@@ -3,19 +3,27 @@
 # Host side of the test runner: boot one guest per test program, keep every
 # log, parse TAP, fail on any kernel splat, print "N passed, N failed".
 #
-#   run-tests.sh [-t TOPOLOGY] [-K bzImage] [area | area/name]...
+#   run-tests.sh [-t TOPOLOGY] [-K bzImage] [-D debug-bzImage] [area | area/name]...
 #
 # Each test source declares where it runs in a header comment:
-#   toptier-test: topology=2tier,3tier timeout=300
+#   toptier-test: topology=2tier,3tier timeout=300 debug=yes
 # -t restricts the run to one topology.  Without arguments every test runs.
+# With -D, the tests marked debug=yes run a second time on that kernel (the
+# KASAN/lockdep build of config/debug.config), with four times the timeout;
+# their logs go to <results>/debug/<topology>/<test>.
+#
+# TOPTIER_GUEST_ARGS is appended to every guest's kernel command line (make
+# stress passes toptier.stress_seconds= and toptier.seed= this way), and
+# TOPTIER_TIMEOUT_EXTRA seconds are added to every timeout.
 source "$(dirname "$0")/lib.sh"
 
-only_topo= kernel=
-while getopts "t:K:" opt; do
+only_topo= kernel= debug_kernel=
+while getopts "t:K:D:" opt; do
 	case $opt in
 	t) only_topo=$OPTARG ;;
 	K) kernel=$OPTARG ;;
-	*) die "usage: $0 [-t topology] [-K bzImage] [tests]" ;;
+	D) debug_kernel=$OPTARG ;;
+	*) die "usage: $0 [-t topology] [-K bzImage] [-D debug-bzImage] [tests]" ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -24,6 +32,7 @@ if [[ -z $kernel ]]; then
 	kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
 fi
 [[ -f $kernel ]] || die "no kernel at $kernel"
+[[ -z $debug_kernel || -f $debug_kernel ]] || die "no debug kernel at $debug_kernel"
 
 bindir=$TOPTIER_ROOT/build/tests
 msg "building the guest test programs"
@@ -65,19 +74,28 @@ summary=$rdir/summary.txt
 
 source "$TOPTIER_ROOT/scripts/tap-parse.sh"
 
+# run_one <test> <topology> <kernel> <dir> <timeout> <label>
+run_one() {
+	local t=$1 topo=$2 k=$3 dir=$4 tmo=$5 label=$6 start=$SECONDS rc=0
+	local args=()
+
+	[[ -z ${TOPTIER_GUEST_ARGS:-} ]] || args=(-a "$TOPTIER_GUEST_ARGS")
+	msg "running $t on $label (timeout ${tmo}s)"
+	"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -T "$t" -o "$dir" -k "$tmo" "${args[@]}" \
+		"$k" "$initrd" || rc=$?
+	((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
+	parse_tap "$dir" "$t [$label] $((SECONDS - start))s"
+}
+
 for t in "${sel[@]}"; do
 	topos=$(meta "$t" topology 2tier)
-	tmo=$(meta "$t" timeout 300)
+	tmo=$(($(meta "$t" timeout 300) + ${TOPTIER_TIMEOUT_EXTRA:-0}))
 	for topo in ${topos//,/ }; do
 		[[ -z $only_topo || $only_topo == "$topo" ]] || continue
-		dir=$rdir/$topo/$t
-		msg "running $t on $topo (timeout ${tmo}s)"
-		start=$SECONDS
-		rc=0
-		"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -T "$t" -o "$dir" -k "$tmo" \
-			"$kernel" "$initrd" || rc=$?
-		((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
-		parse_tap "$dir" "$t [$topo] $((SECONDS - start))s"
+		run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo"
+		[[ -n $debug_kernel && $(meta "$t" debug no) == yes ]] || continue
+		run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" $((4 * tmo)) \
+			"$topo debug"
 	done
 done
 

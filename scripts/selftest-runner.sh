@@ -34,6 +34,7 @@ case_ hung 1 "$good" '[ 2.0] INFO: task x:1 blocked for more than 120 seconds.\n
 case_ panic 1 "$good" '[ 2.0] Kernel panic - not syncing: Fatal exception\n'
 case_ softlockup 1 "$good" '[ 2.0] watchdog: BUG: soft lockup - CPU#0 stuck for 22s!\n'
 case_ kasan 1 "$good" '[ 2.0] KASAN: slab-use-after-free in x\n'
+case_ kmemleak 1 "$good" '[ 9.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n'
 case_ no_end 1 'TAP version 13\n1..2\nok 1 a\n' ''
 case_ short_plan 1 'TAP version 13\n1..3\nok 1 a\nok 2 b\n# toptier-guest: end x/y rc=0\n' ''
 case_ bad_exit 1 'TAP version 13\n1..1\nok 1 a\n# toptier-guest: end x/y rc=139\n' ''

@@ -3,7 +3,7 @@
 # by selftest-runner.sh.  The caller sets passed, failed, skipped, summary.
 
 # Anything here in the console log fails the run, even if every test passed.
-splat_re='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|soft lockup|hung task|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|refcount_t:|list_add corruption|list_del corruption|Bad page state'
+splat_re='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|soft lockup|hung task|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|refcount_t:|list_add corruption|list_del corruption|Bad page state|suspected memory leak|unreferenced object'
 
 # parse_tap <dir> <label>: adds to the counters, prints one line per test.
 parse_tap() {

@@ -22,7 +22,7 @@
  *  - uid 65534: the open fails with EACCES (the files are root's, 0644 and
  *    0444).
  *
- * toptier-test: topology=2tier timeout=180
+ * toptier-test: topology=2tier timeout=180 debug=yes
  */
 #define _GNU_SOURCE
 #include <errno.h>

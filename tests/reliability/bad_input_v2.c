@@ -29,7 +29,7 @@
  * refuses nothing.  The test checks it takes every value of the table
  * exactly as memory.peak does, and that the peak a new fd reads stays.
  *
- * toptier-test: topology=2tier timeout=300
+ * toptier-test: topology=2tier timeout=300 debug=yes
  */
 #define _GNU_SOURCE
 #include <errno.h>
