@@ -34,13 +34,25 @@
  *   - Quiescent points every 10..20 s and at the end: every worker is
  *     SIGSTOPped (and seen stopped), the chaos loop is paused (it is this
  *     thread), and every cgroup's top-tier usage must agree with
- *     memory.numa_stat summed over the top-tier nodes (ops->check).
+ *     memory.numa_stat summed over the top-tier nodes (ops->check; LAG
+ *     and TOL below).
  *
- * Repeatable: every decision, of the parent and of each worker, comes from
- * a splitmix64 stream derived from toptier.seed (printed first, default
- * from the clock).  The same seed gives the same sequence of operations in
- * the parent and in each worker, but not the same interleaving: timing,
- * kswapd and NUMA balancing differ from run to run.
+ * Then, one case each: the run did what it should (no operation of the
+ * chaos loop failed, pages were migrated), every quiescent point was
+ * consistent, teardown leaves nothing (tt_stress at exactly 0 once the
+ * workers retired and the cgroups were removed, no dying descendants),
+ * no page was ever corrupted and no worker died unexpectedly (an OOM kill
+ * included), the global counters came back, and the kernel log has no
+ * complaint.
+ *
+ * Repeatable: every random decision, of the parent and of each worker,
+ * comes from a splitmix64 stream derived from toptier.seed (printed first,
+ * default from the clock).  The parent draws the same values step after
+ * step, and worker n (the n-th spawned) the same operations, up to an
+ * allocation failing or the pressure slot being taken; what differs from
+ * run to run is timing: which live worker or cgroup a parent decision
+ * lands on, when quiescent points fall, and the interleaving with kswapd,
+ * khugepaged and NUMA balancing.
  *
  * Memory: at most MAX_WORKERS * WORKER_BUDGET + PRESSURE_MAX = 704 MB is
  * live at once (node0 has 1 GB, node1 2 GB), so demotion always has room
@@ -117,6 +129,7 @@
 /* What the statistics alone explain (the first two terms above). */
 #define LAG		(1536LL * 1024)
 #define SETTLE_ONE_S	10	/* deadline for one cgroup's agreement */
+#define SLOW_STEP_S	10	/* a chaos step this long gets a diagnostic */
 #define STOP_S		60	/* deadline for every worker to be seen stopped */
 #define SETTLE_S	60	/* deadline for teardown to reach zero */
 
@@ -870,8 +883,9 @@ static struct {
 	int workers_spawned, workers_ok, workers_killed, workers_corrupt, workers_bad;
 	int cg_created, cg_destroyed, moves, limit_writes, chaos_errors;
 	int scale_writes, balancing_toggles, thp_toggles, mglru_toggles, compactions;
-	int orphan_unlinks;
+	int orphan_unlinks, slow_steps;
 } st;
+static char last_step[256];	/* what the current chaos step does */
 
 /* Saved settings, restored in teardown. */
 static char saved_scale[32], saved_balancing[16], saved_thp[64], saved_thp_shmem[64];
@@ -1293,8 +1307,9 @@ static bool quiescent_point(void)
 		if (diff && off < sizeof(line) - 64)
 			off += snprintf(line + off, sizeof(line) - off, "(%+lldk)", diff / 1024);
 	}
-	tt_diag("point %d at %.0f s: %d cgroups, %d workers, %s, top-tier usage%s",
-		point, t0 - run_start, n, nworkers(), bad ? "MISMATCH" : "consistent", line);
+	tt_diag("point %d at %.0f s (%.1f s): %d cgroups, %d workers, %s, top-tier usage%s",
+		point, t0 - run_start, now_s() - t0, n, nworkers(),
+		bad ? "MISMATCH" : "consistent", line);
 	continue_workers();
 	if (bad)
 		st.quiescent_failures++;
@@ -1378,9 +1393,29 @@ static const char *limit_target(uint64_t x)
  * the seed fixes the sequence of decisions; whether a decision applies (a
  * worker to move may have just exited) depends on timing.
  */
+static const char *const cop_name[NR_COPS] = {
+	"spawn", "retire", "kill", "move", "create", "destroy", "limit", "scale",
+	"numa_balancing", "thp", "mglru", "compact", "orphans", "nap",
+};
+
+static void chaos_step_one(int op);
+
+/* One step, timed: a step that blocks the loop for long is worth a note. */
 static void chaos_step(void)
 {
 	int op = pick(&prng, cop_weight, NR_COPS);
+	double t0 = now_s();
+
+	last_step[0] = 0;
+	chaos_step_one(op);
+	if (now_s() - t0 > SLOW_STEP_S) {
+		st.slow_steps++;
+		tt_diag("chaos: step %s took %.1f s (%s)", cop_name[op], now_s() - t0, last_step);
+	}
+}
+
+static void chaos_step_one(int op)
+{
 	uint64_t a = rnd(&prng), b = rnd(&prng), c = rnd(&prng);
 	struct rng sub = { .s = c };
 	struct wproc *p;
@@ -1411,6 +1446,8 @@ static void chaos_step(void)
 		s = live_slot_from(b);
 		if (!p || s < 0 || s == p->slot)
 			break;
+		snprintf(last_step, sizeof(last_step), "worker %d to %s", p->serial,
+			 strrchr(slots[s].path, '/') + 1);
 		ops->before_attach(slots[s].path, &sub);
 		err = cg_attach(slots[s].path, p->pid);
 		if (!err) {
@@ -1431,11 +1468,15 @@ static void chaos_step(void)
 		}
 		break;
 	case C_DESTROY:
-		if (nlive_slots() > 2)
-			slot_destroy(live_slot_from(a));
+		if (nlive_slots() > 2) {
+			s = live_slot_from(a);
+			snprintf(last_step, sizeof(last_step), "%s", strrchr(slots[s].path, '/') + 1);
+			slot_destroy(s);
+		}
 		break;
 	case C_LIMIT:
 		err = ops->rewrite(limit_target(a), &sub, why, sizeof(why));
+		snprintf(last_step, sizeof(last_step), "%.200s", why);
 		if (err)
 			chaos_error("%s", why);
 		else
@@ -1474,6 +1515,7 @@ static void chaos_step(void)
 
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/compact",
 			 mem_nodes[a % nmem_nodes]);
+		snprintf(last_step, sizeof(last_step), "%s", path);
 		set_or_complain(path, "1");
 		st.compactions++;
 		break;
@@ -1599,11 +1641,12 @@ static enum tt_result run_body(void)
 		sh->shmem_regions, sh->mlocked_regions, sh->enomem);
 	tt_diag("%d workers (%d retired cleanly so far, %d killed), %d cgroups created, %d "
 		"destroyed, %d moves, %d limit writes, %d scale factors, %d numa_balancing, "
-		"%d THP, %d MGLRU toggles, %d compactions, %d orphan files unlinked",
+		"%d THP, %d MGLRU toggles, %d compactions, %d orphan files unlinked, "
+		"%d slow steps",
 		st.workers_spawned, st.workers_ok, st.workers_killed, st.cg_created,
 		st.cg_destroyed, st.moves, st.limit_writes, st.scale_writes,
 		st.balancing_toggles, st.thp_toggles, st.mglru_toggles, st.compactions,
-		st.orphan_unlinks);
+		st.orphan_unlinks, st.slow_steps);
 	tt_diag("pgdemote_kswapd %lld, pgdemote_direct %lld, pgpromote_success %lld, "
 		"pgmigrate_success %lld, thp_split_page %lld, oom_kill %lld",
 		vmstat("pgdemote_kswapd"), vmstat("pgdemote_direct"), vmstat("pgpromote_success"),
@@ -1837,6 +1880,7 @@ static enum tt_result test_kmsg(void)
 	static const char *const bad[] = {
 		"vmstat_refresh", "underflow", "WARNING:", "BUG:", "Oops", "KASAN",
 		"Bad page", "refcount_t", "circular locking", "Out of memory",
+		"Memory cgroup out of memory",
 	};
 	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
 	char *buf, *line, *save;

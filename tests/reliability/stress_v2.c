@@ -15,7 +15,9 @@
  * while the charge and the LRU keep the whole folio until it is split.
  * memory.stat's toptier (the same LRU statistics) must agree too,
  * memory.toptier.peak must be at least current and current at most
- * memory.current.  At teardown tt_stress must come back to exactly 0.
+ * memory.current.  A write of memory.toptier.max well above the usage must
+ * not block (nothing to demote).  At teardown tt_stress must come back to
+ * exactly 0.
  *
  * Parameters (kernel command line): toptier.stress_seconds=N (60),
  * toptier.seed=S (from the clock; printed first).
@@ -61,6 +63,14 @@ static bool v2_check(const char *cg, long long *usage, long long *ref, char *why
 	       peak >= cur && cur <= mem + TOL;
 }
 
+/*
+ * A write of memory.toptier.max at least MAX_MARGIN above the usage (which
+ * the workers may grow meanwhile) has nothing to demote: MAX_WRITE_S is
+ * far more than taking the cgroup's locks needs, even on a debug kernel.
+ */
+#define MAX_MARGIN	(64LL * (long long)MB)
+#define MAX_WRITE_S	10
+
 /* A value for a limit: "max", 0, a size with a suffix, or bytes. */
 static void limit_value(struct rng *r, char *val, size_t len, long long *bytes)
 {
@@ -97,7 +107,8 @@ static int v2_rewrite(const char *cg, struct rng *r, char *why, size_t len)
 	};
 	const char *file = files[rnd_below(r, ARRAY_SIZE(files))];
 	char val[32], path[512], buf[64];
-	long long want, got;
+	long long want, got, before, high;
+	double t0, took;
 	int err;
 
 	limit_value(r, val, sizeof(val), &want);
@@ -120,10 +131,27 @@ static int v2_rewrite(const char *cg, struct rng *r, char *why, size_t len)
 		snprintf(why, len, "write %s to %s/%s: %s", val, cg, file, strerror(-err));
 		return err == -EAGAIN ? 0 : err;
 	}
+	before = v2_usage(cg);
+	high = cg_read_ll(cg, "memory.toptier.high");	/* LLONG_MIN: "max" */
+	t0 = now_s();
 	err = cg_write(cg, file, val);
+	took = now_s() - t0;
 	snprintf(why, len, "write %s to %s/%s: %s", val, cg, file, strerror(-err));
 	if (err)
 		return err;
+	/*
+	 * "Writing a limit below the current usage demotes the excess to the
+	 * lower tiers before the write returns" (cgroup-v2.rst): a max well
+	 * above the usage has nothing to demote and must return at once.
+	 */
+	if (!strcmp(file, "memory.toptier.max") && before >= 0 &&
+	    (want < 0 || want >= before + MAX_MARGIN) && took > MAX_WRITE_S) {
+		snprintf(why, len, "writing %s to %s/%s blocked for %.1f s, with %lld MB "
+			 "on the top tier before the write: nothing was over the new max "
+			 "(memory.toptier.high %lld MB)", val, cg, file, took,
+			 before / (long long)MB, high == LLONG_MIN ? -1 : high / (long long)MB);
+		return -ETIMEDOUT;
+	}
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
 	if (read_text(path, buf, sizeof(buf)) <= 0)
 		return -EIO;
