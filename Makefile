@@ -56,6 +56,14 @@ check: deps
 test: deps
 	@$(S)/run-tests.sh $(if $(TOPO),-t $(TOPO)) $(T)
 
+# Not part of check: two guests of about five minutes each.  K= and B=
+# take ready bzImages (patched, baseline) instead of building them.
+peer: deps
+	@$(S)/run-peer.sh $(if $(K),-K $(K)) $(if $(B),-B $(B))
+
+selftests: deps
+	@$(S)/build-selftests.sh
+
 demo: deps
 	@$(S)/demo.sh $(if $(TOPO),-t $(TOPO))
 
