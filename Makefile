@@ -9,7 +9,7 @@ S := scripts
 T ?=
 TOPO ?=
 
-.PHONY: tierstat help deps tree kernel kernel-debug kernel-baseline tests check test stress demo shell bench export checkpatch clean
+.PHONY: tierstat help deps tree kernel kernel-debug kernel-baseline tests check test stress peer selftests demo shell bench export checkpatch clean
 
 # make stress: DURATION seconds per boot (v2, then v1), SEED to repeat a run.
 DURATION ?= 300
@@ -70,6 +70,14 @@ stress: deps
 	 TOPTIER_TIMEOUT_EXTRA=$$((2 * $(DURATION))) \
 	 $(S)/run-tests.sh -K "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)" \
 		reliability/stress_v2 reliability/stress_v1
+
+# Not part of check: two guests of about five minutes each.  K= and B=
+# take ready bzImages (patched, baseline) instead of building them.
+peer: deps
+	@$(S)/run-peer.sh $(if $(K),-K $(K)) $(if $(B),-B $(B))
+
+selftests: deps
+	@$(S)/build-selftests.sh
 
 demo: deps
 	@$(S)/demo.sh $(if $(TOPO),-t $(TOPO))

@@ -13,6 +13,10 @@ busybox=/bin/busybox
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp makes the directory 0700, and it becomes the guest's "/": a test
+# that drops root (uid 65534) could then reach no path at all and every
+# open failed with EACCES, whatever the file's own mode.
+chmod 755 "$root"
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc,root,tests}
 cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do

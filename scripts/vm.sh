@@ -12,6 +12,7 @@
 #
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
+#   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
 source "$(dirname "$0")/lib.sh"
 
@@ -36,16 +37,16 @@ initrd=${2:?initramfs}
 # bandwidth are needed, or every node lands in the same tier.
 topology_args() {
 	local n0=${TOPTIER_NODE0_MB:-1024} n1=${TOPTIER_NODE1_MB:-2048}
-	local n2=${TOPTIER_NODE2_MB:-1024} total
+	local n2=${TOPTIER_NODE2_MB:-1024} total cpus=${TOPTIER_GUEST_CPUS:-2}
 	case $1 in
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
 	*) die "unknown topology '$1' (2tier, 3tier)" ;;
 	esac
-	echo -machine q35,hmat=on -smp 2 -m "${total}M" \
+	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \
 		-object memory-backend-ram,size="${n1}M",id=m1 \
-		-numa node,nodeid=0,cpus=0-1,memdev=m0,initiator=0 \
+		-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
 		-numa node,nodeid=1,memdev=m1,initiator=0
 	[[ $1 == 3tier ]] && echo -object memory-backend-ram,size="${n2}M",id=m2 \
 		-numa node,nodeid=2,memdev=m2,initiator=0
