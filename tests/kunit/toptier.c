@@ -67,14 +67,16 @@ static void read_suite(const char *suite)
 		int n;
 
 		line[strcspn(line, "\n")] = '\0';
+		/* sscanf() spaces match any white space: compare prefixes. */
 		if (!strncmp(line, "    1..", 7)) {
 			plan = atoi(line + 7);
 		} else if (!strncmp(line, "    # ", 6) && strncmp(line, "    # Subtest", 13)) {
 			size_t len = strlen(pending);
 
 			snprintf(pending + len, sizeof(pending) - len, "%s\n", line + 6);
-		} else if (sscanf(line, "    ok %d %127s", &n, name) == 2 ||
-			   sscanf(line, "    not ok %d %127s", &n, name) == 2) {
+		} else if (!strncmp(line, "    ", 4) && line[4] != ' ' &&
+			   (sscanf(line + 4, "ok %d %127s", &n, name) == 2 ||
+			    sscanf(line + 4, "not ok %d %127s", &n, name) == 2)) {
 			struct result *r;
 
 			snprintf(full, sizeof(full), "%s.%s", suite, name);
@@ -86,8 +88,9 @@ static void read_suite(const char *suite)
 			}
 			pending[0] = '\0';
 			cases++;
-		} else if (sscanf(line, "ok %d %127s", &n, name) == 2 ||
-			   sscanf(line, "not ok %d %127s", &n, name) == 2) {
+		} else if (line[0] != ' ' &&
+			   (sscanf(line, "ok %d %127s", &n, name) == 2 ||
+			    sscanf(line, "not ok %d %127s", &n, name) == 2)) {
 			suite_seen = true;
 			suite_ok = !strncmp(line, "ok", 2);
 		}

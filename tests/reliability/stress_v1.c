@@ -18,7 +18,7 @@
  * Parameters (kernel command line): toptier.stress_seconds=N (60),
  * toptier.seed=S (from the clock; printed first).
  *
- * toptier-test: topology=2tier timeout=600
+ * toptier-test: topology=2tier timeout=600 debug=yes
  */
 #include "stress.h"
 
