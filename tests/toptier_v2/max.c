@@ -454,7 +454,8 @@ static enum tt_result chain_body(void)
 	tt_diag("node1 full: node0 %lld MB, node2 %lld MB, fallbacks %lld",
 		n0 / (long long)MB, n2 / (long long)MB,
 		cg_read_key(cg, "memory.stat", "toptier_max_fallback"));
-	TT_EXPECT(n2 >= len - TOL, "only %lld MB on node2", n2 / (long long)MB);
+	/* node1's room above its min watermark (the filler's spare) may take a few MB. */
+	TT_EXPECT(n2 >= len - fa.spare - TOL, "only %lld MB on node2", n2 / (long long)MB);
 	TT_EXPECT(n0 >= 0 && n0 <= TOL, "%lld MB on node0", n0 / (long long)MB);
 	TT_EXPECT(cg_read_key(cg, "memory.stat", "toptier_max_fallback") == 0,
 		  "fell back to the top tier although node2 had room");
