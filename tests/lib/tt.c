@@ -129,6 +129,17 @@ int write_once(const char *path, const char *val)
 	return (int)r;
 }
 
+long long fd_read_ll(int fd)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return LLONG_MIN;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
 long long read_ll(const char *path)
 {
 	char buf[64];

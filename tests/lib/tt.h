@@ -60,6 +60,9 @@ int write_text(const char *path, const char *val);	/* 0 or -errno */
 /* One open(2) and one write(2) of val: the bytes the kernel took (fewer
  * than strlen(val) for a short write), or -errno of the open or the write. */
 int write_once(const char *path, const char *val);
+/* The number at the start of an open file (pread at 0): memory.peak-style
+ * files keep per-fd state, so tests read them through one fd. */
+long long fd_read_ll(int fd);
 long long read_ll(const char *path);			/* LLONG_MIN on error */
 int write_ll(const char *path, long long v);
 bool path_exists(const char *path);

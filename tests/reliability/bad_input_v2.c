@@ -253,17 +253,6 @@ static int write_fd(int fd, const char *val)
 	return r < 0 ? -errno : (int)r;
 }
 
-static long long pread_ll(int fd)
-{
-	char buf[64];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return LLONG_MIN;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 10);
-}
-
 static enum tt_result peak_body(void)
 {
 	char *cg = mkcg("tt_bad_peak");
@@ -286,7 +275,7 @@ static enum tt_result peak_body(void)
 		int mfd = open(mpath, O_RDWR | O_CLOEXEC), tfd = open(tpath, O_RDWR | O_CLOEXEC);
 		int rm = mfd < 0 ? -errno : write_fd(mfd, *v);
 		int rt = tfd < 0 ? -errno : write_fd(tfd, *v);
-		long long fd_peak = tfd < 0 ? LLONG_MIN : pread_ll(tfd);
+		long long fd_peak = tfd < 0 ? LLONG_MIN : fd_read_ll(tfd);
 
 		if (mfd >= 0)
 			close(mfd);

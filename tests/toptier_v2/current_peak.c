@@ -108,17 +108,6 @@ static bool check_step(const char *cg, const char *step, long long lo, long long
 }
 
 /* Read a peak file through an open descriptor (the reset is per fd). */
-static long long fd_read_ll(int fd)
-{
-	char buf[64];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return LLONG_MIN;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 10);
-}
-
 /* ---- cases ------------------------------------------------------------------ */
 static enum tt_result files_body(void)
 {
