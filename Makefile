@@ -21,11 +21,12 @@ help:
 	@echo "  kernel           build the patched guest kernel; prints its bzImage path last"
 	@echo "  kernel-debug     the patched kernel with config/debug.config (KASAN, lockdep, ...)"
 	@echo "  kernel-baseline  the same configuration without the series"
-	@echo "  check            everything, tested: deps, kernel, checkpatch, all tests in QEMU"
+	@echo "  check            everything: deps, kernels, checkpatch, all tests in QEMU, peer suite"
 	@echo "  test T=.. TOPO=..  run some tests (areas or area/name) on one topology"
 	@echo "  stress DURATION=s SEED=n  the stress tests on the debug kernel, longer"
 	@echo "  demo             boot the tiered VM and show tiers, demotion and promotion"
 	@echo "  shell            interactive shell in the tiered VM (TOPO=3tier for three tiers)"
+	@echo "  peer             upstream cgroup and mm selftests, baseline vs patched"
 	@echo "  bench            benchmarks against the baseline kernel (docs/benchmarks.md)"
 	@echo "  export           write the work tree's commits back into patches/"
 	@echo "  tierstat         build tools/tierstat/tierstat (see tierstat.1)"
@@ -61,6 +62,7 @@ check: deps
 	@$(MAKE) -s -C tools/tierstat check
 	@$(S)/checkpatch-series.sh
 	@$(S)/run-tests.sh -D "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)"
+	@$(S)/run-peer.sh
 
 test: deps
 	@$(S)/run-tests.sh $(if $(TOPO),-t $(TOPO)) $(T)
@@ -71,8 +73,8 @@ stress: deps
 	 $(S)/run-tests.sh -K "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)" \
 		reliability/stress_v2 reliability/stress_v1
 
-# Not part of check: two guests of about five minutes each.  K= and B=
-# take ready bzImages (patched, baseline) instead of building them.
+# Also the last step of check.  K= and B= take ready bzImages (patched,
+# baseline) instead of building them.
 peer: deps
 	@$(S)/run-peer.sh $(if $(K),-K $(K)) $(if $(B),-B $(B))
 

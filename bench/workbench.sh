@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark 6 of make bench: what the developer loop costs.  Runs "make
+# check" twice on a clean clone of HEAD: first cold, with an empty
+# $TOPTIER_CACHE (no kernel tree, no build output, empty ccache), then warm,
+# on the cache the first run left.  Apt packages are not removed: a fresh
+# machine also pays for "make deps" installing them.
+#
+#   workbench.sh -o DIR     writes DIR/workbench.json and DIR/workbench-*.log
+source "$(dirname "$0")/../scripts/lib.sh"
+
+out=
+while getopts "o:" opt; do
+	case $opt in
+	o) out=$OPTARG ;;
+	*) die "usage: $0 -o dir" ;;
+	esac
+done
+[[ -n $out ]] || die "usage: $0 -o dir"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/toptier-workbench.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+git -C "$TOPTIER_ROOT" clone -q --no-hardlinks "$TOPTIER_ROOT" "$scratch/clone"
+rev=$(git -C "$scratch/clone" rev-parse --short HEAD)
+
+declare -A wall rc
+for kind in cold warm; do
+	msg "workbench: $kind make check of $rev (log: $out/workbench-$kind.log)"
+	start=$SECONDS
+	r=0
+	(cd "$scratch/clone" && env -u CCACHE_DIR TOPTIER_CACHE="$scratch/cache" \
+		TOPTIER_RESULTS="$scratch/results" CI=true make check) \
+		< /dev/null > "$out/workbench-$kind.log" 2>&1 || r=$?
+	wall[$kind]=$((SECONDS - start))
+	rc[$kind]=$r
+	msg "workbench: $kind make check took ${wall[$kind]} s, exit $r"
+done
+# Keep the two runs' summaries, not their multi-GB cache.
+cp -a "$scratch/results" "$out/workbench-results" 2>/dev/null || true
+
+cat > "$out/workbench.json" <<JSON
+{
+  "benchmark": "workbench",
+  "revision": "$rev",
+  "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+  "cpus": $(nproc),
+  "cold": { "wall_seconds": ${wall[cold]}, "exit_status": ${rc[cold]} },
+  "warm": { "wall_seconds": ${wall[warm]}, "exit_status": ${rc[warm]} }
+}
+JSON
+cat "$out/workbench.json"
+((rc[cold] == 0 && rc[warm] == 0))
