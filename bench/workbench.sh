@@ -6,14 +6,19 @@
 # on the cache the first run left.  Apt packages are not removed: a fresh
 # machine also pays for "make deps" installing them.
 #
-#   workbench.sh -o DIR     writes DIR/workbench.json and DIR/workbench-*.log
+#   workbench.sh -o DIR [-c CACHE]
+#
+# Writes DIR/workbench.json and DIR/workbench-*.log.  -c names an empty
+# directory to use as the cache and keeps it afterwards (a cache made this
+# way is a warm one for later work); by default a temporary one is removed.
 source "$(dirname "$0")/../scripts/lib.sh"
 
-out=
-while getopts "o:" opt; do
+out= cache=
+while getopts "o:c:" opt; do
 	case $opt in
 	o) out=$OPTARG ;;
-	*) die "usage: $0 -o dir" ;;
+	c) cache=$OPTARG ;;
+	*) die "usage: $0 -o dir [-c cache]" ;;
 	esac
 done
 [[ -n $out ]] || die "usage: $0 -o dir"
@@ -22,6 +27,13 @@ out=$(cd "$out" && pwd)
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/toptier-workbench.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
+if [[ -n $cache ]]; then
+	mkdir -p "$cache"
+	[[ -z $(ls -A "$cache") ]] || die "$cache is not empty: a cold run needs an empty cache"
+	cache=$(cd "$cache" && pwd)
+else
+	cache=$scratch/cache
+fi
 git -C "$TOPTIER_ROOT" clone -q --no-hardlinks "$TOPTIER_ROOT" "$scratch/clone"
 rev=$(git -C "$scratch/clone" rev-parse --short HEAD)
 
@@ -30,7 +42,7 @@ for kind in cold warm; do
 	msg "workbench: $kind make check of $rev (log: $out/workbench-$kind.log)"
 	start=$SECONDS
 	r=0
-	(cd "$scratch/clone" && env -u CCACHE_DIR TOPTIER_CACHE="$scratch/cache" \
+	(cd "$scratch/clone" && env -u CCACHE_DIR TOPTIER_CACHE="$cache" \
 		TOPTIER_RESULTS="$scratch/results" CI=true make check) \
 		< /dev/null > "$out/workbench-$kind.log" 2>&1 || r=$?
 	wall[$kind]=$((SECONDS - start))
