@@ -5,10 +5,11 @@
 source "$(dirname "$0")/lib.sh"
 
 # libnuma-dev: its libnuma.a links the static mm/migration selftest of the
-# peer suite (scripts/build-selftests.sh).
+# peer suite (scripts/build-selftests.sh).  gnuplot-nox: the PNG plots of
+# make bench.
 PKGS=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
       ccache git python3 perl kmod qemu-system-x86 busybox-static gawk
-      libnuma-dev)
+      libnuma-dev gnuplot-nox)
 
 pkg_version() { dpkg-query -W -f '${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null |
 		awk '$1 == "ii" { print $2 }'; }

@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest side of make bench (bench/run.sh): one benchmark per boot, chosen
+ * on the kernel command line:
+ *
+ *   toptier.bench=enforce      v2: memory.toptier.high and .max lowered to
+ *                              half the usage, against move_pages(2)
+ *   toptier.bench=enforce_v1   v1: the top-tier soft limit under a tight
+ *                              top tier, against move_pages(2)
+ *   toptier.bench=hardcap      overshoot of memory.toptier.current over
+ *                              memory.toptier.max, sampled every 10 ms
+ *   toptier.bench=protect      share of a protected hot set on node0 while
+ *                              a greedy neighbour allocates
+ *   toptier.bench=pingpong     promotions and demotions per minute of a
+ *                              capped cgroup whose hot set exceeds its cap
+ *   toptier.bench_config=patched|stock|damon   (protect, pingpong)
+ *   toptier.bench_reps=N                       (enforce, hardcap)
+ *
+ * Output, one line each, for bench/report.py:
+ *   BENCH bench=<name> key=value ...     one measurement
+ *   SERIES bench=<name> key=value ...    one sample of a time series
+ * Anything else is a comment.  A benchmark that cannot set up its
+ * premise prints "BENCH-ERROR <why>" and exits 1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tt.h"
+
+#define MB_OF(x)	((double)(x) / MB)
+#define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
+#define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+
+static char cmdline[4096];
+
+/* The value of toptier.<key>= on the kernel command line (malloc()ed). */
+static const char *param(const char *key, const char *def)
+{
+	char pat[64];
+	const char *p;
+
+	if (!cmdline[0] && read_text("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+		return def;
+	snprintf(pat, sizeof(pat), "toptier.%s=", key);
+	for (p = strstr(cmdline, pat); p; p = strstr(p + 1, pat)) {
+		if (p == cmdline || p[-1] == ' ')
+			break;
+	}
+	if (!p)
+		return def;
+	p += strlen(pat);
+	return strndup(p, strcspn(p, " \n"));
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("BENCH-ERROR ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+static void must_write(const char *path, const char *val)
+{
+	int err = write_text(path, val);
+
+	if (err)
+		fail("writing \"%s\" to %s: %s", val, path, strerror(-err));
+}
+
+static void must_cg_write(const char *cg, const char *file, const char *val)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	must_write(path, val);
+}
+
+/* Pages of [addr, addr + len) in task pid on each node (move_pages status). */
+static int pages_of(pid_t pid, const char *addr, size_t len, long counts[TT_MAX_NODES])
+{
+	enum { BATCH = 1024 };
+	void *pages[BATCH];
+	int status[BATCH];
+	size_t n = len / page_size;
+
+	memset(counts, 0, sizeof(long) * TT_MAX_NODES);
+	for (size_t i = 0; i < n; i += BATCH) {
+		size_t k = n - i < BATCH ? n - i : BATCH;
+
+		for (size_t j = 0; j < k; j++)
+			pages[j] = (void *)(addr + (i + j) * page_size);
+		if (syscall(SYS_move_pages, pid, k, pages, NULL, status, 0))
+			return -errno;
+		for (size_t j = 0; j < k; j++)
+			if (status[j] >= 0 && status[j] < TT_MAX_NODES)
+				counts[status[j]]++;
+	}
+	return 0;
+}
+
+/* ---- children sharing a small control block with the parent -------------- */
+struct ctl {
+	volatile int ready;
+	volatile int go;
+	char *volatile addr;
+	volatile size_t len;
+	volatile long long allocated;	/* bytes so far (greedy) */
+};
+
+static struct ctl *ctl_new(void)
+{
+	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* Poll until cond() holds or secs pass; true if it held. */
+static bool wait_for(bool (*cond)(void *), void *arg, double secs)
+{
+	double deadline = now_s() + secs;
+
+	while (!cond(arg)) {
+		if (now_s() > deadline)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+static bool is_ready(void *c)
+{
+	return ((struct ctl *)c)->ready;
+}
+
+struct hot_arg {
+	struct ctl *ctl;
+	size_t len;
+	int place_node;		/* -1: local */
+	bool touch;		/* keep reading every page until killed */
+	int period_ms;		/* one pass per period; 0: back to back */
+};
+
+/* Map and fill len bytes (on place_node, if set), then touch them for ever. */
+static int hot_main(void *p)
+{
+	struct hot_arg *a = p;
+	char *buf = map_anon(a->len);
+
+	if (!buf)
+		return 1;
+	if (a->place_node >= 0 && place_on_node(buf, a->len, a->place_node))
+		return 2;
+	fill_pages(buf, a->len, 1);
+	if (a->place_node >= 0 && reset_policy(buf, a->len))
+		return 3;
+	a->ctl->addr = buf;
+	a->ctl->len = a->len;
+	a->ctl->ready = 1;
+	while (a->touch) {
+		double next = now_s() + a->period_ms / 1000.0;
+
+		touch_pages(buf, a->len);
+		while (a->period_ms && now_s() < next)
+			usleep(1000);	/* the workload's access rate */
+	}
+	for (;;)
+		pause();
+}
+
+static pid_t start_hot(const char *cg, struct hot_arg *a)
+{
+	pid_t pid = spawn_in(cg, hot_main, a);
+
+	if (pid <= 0 || !wait_for(is_ready, a->ctl, 120))
+		fail("the hot-set task in %s did not start", cg ? cg : "/");
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		wait_child(pid);
+	}
+}
+
+/* node0's free memory and its watermarks, summed over its zones, in bytes. */
+static void node0_state(long long *free, long long *low, long long *toptier)
+{
+	struct tt_zone z[TT_MAX_ZONES];
+	int n = zoneinfo_read(z, TT_MAX_ZONES);
+
+	*free = *low = *toptier = 0;
+	for (int i = 0; i < n; i++) {
+		if (z[i].node || z[i].managed <= 0)
+			continue;
+		*free += z[i].free * page_size;
+		*low += z[i].low * page_size;
+		if (z[i].toptier > 0)
+			*toptier += z[i].toptier * page_size;
+	}
+}
+
+/*
+ * A filler: mlocked memory bound to node0, taken in 1 MB steps until
+ * node0's free memory is at most `leave` bytes.  Mlocked, so that neither
+ * reclaim nor demotion gives it back: the pressure falls on the benchmark's
+ * own memory.  Holds it until killed.
+ */
+struct filler_arg {
+	struct ctl *ctl;
+	long long leave;
+};
+
+static int filler_main(void *p)
+{
+	struct filler_arg *a = p;
+	long long free, low, tt;
+
+	if (bind_to_node(0))
+		return 1;
+	for (;;) {
+		char *buf;
+
+		node0_state(&free, &low, &tt);
+		if (free <= a->leave)
+			break;
+		buf = map_anon(MB);
+		if (!buf || mlock(buf, MB))
+			return 2;
+		fill_pages(buf, MB, 2);
+		a->ctl->allocated += MB;
+	}
+	a->ctl->ready = 1;
+	for (;;)
+		pause();
+}
+
+static pid_t start_filler(long long leave)
+{
+	static struct filler_arg a;
+	long long free, low, tt;
+	pid_t pid;
+
+	node0_state(&free, &low, &tt);
+	if (leave < low + 16 * (long long)MB)
+		fail("filler: leaving %.0f MB would go below node0's low watermark (%.0f MB)",
+		     MB_OF(leave), MB_OF(low));
+	a.ctl = ctl_new();
+	a.leave = leave;
+	pid = spawn_in(NULL, filler_main, &a);
+	if (pid <= 0 || !wait_for(is_ready, a.ctl, 120))
+		fail("the filler did not get node0 down to %.0f MB free", MB_OF(leave));
+	printf("# filler: %.0f MB mlocked on node0, %.0f MB free left\n",
+	       MB_OF(a.ctl->allocated), MB_OF(node_free(0)));
+	return pid;
+}
+
+/* ---- raw migration: the reference of enforcement speed ------------------- */
+/*
+ * move_pages(2) of a freshly written region from node0 to node1, the same
+ * state as the pages enforcement moves (FACTS.md: the first move of a
+ * fresh region and later ones differ by a factor of six).
+ */
+static double raw_move_mbps(size_t len)
+{
+	char *buf = map_anon(len);
+	long counts[TT_MAX_NODES];
+	double t0, t1;
+
+	if (!buf || place_on_node(buf, len, 0))
+		fail("raw move: cannot map %zu MB on node0", len / MB);
+	fill_pages(buf, len, 3);
+	reset_policy(buf, len);
+	t0 = now_s();
+	if (move_range(buf, len, 1))
+		fail("raw move: move_pages failed");
+	t1 = now_s();
+	pages_of(0, buf, len, counts);
+	if (counts[1] * page_size < (long long)len * 99 / 100)
+		fail("raw move: only %.0f of %zu MB moved", MB_OF(counts[1] * page_size), len / MB);
+	munmap(buf, len);
+	return MB_OF(len) / (t1 - t0);
+}
+
+/* ---- enforcement speed ------------------------------------------------------ */
+#define ENF_LIMIT	(96 * MB)	/* the limit; the cgroup starts at twice it */
+
+struct current_arg {
+	const char *cg;
+	const char *file;
+	long long target;
+};
+
+static bool usage_at_target(void *p)
+{
+	struct current_arg *a = p;
+	long long v = cg_read_ll(a->cg, a->file);
+
+	return v != LLONG_MIN && v <= a->target;
+}
+
+/* Usage down from 2 x limit to the limit, after writing it; MB/s or < 0. */
+static double enforce_v2_once(const char *root, const char *file, int rep)
+{
+	struct hot_arg ha = { .ctl = ctl_new(), .len = 2 * ENF_LIMIT, .place_node = 0 };
+	struct current_arg ca;
+	char *cg = cg_create(root, "enf");
+	long long before, after, d0;
+	double t0, t1;
+	char val[32];
+	pid_t pid;
+
+	if (!cg)
+		fail("cannot create a cgroup");
+	pid = start_hot(cg, &ha);
+	before = cg_read_ll(cg, "memory.toptier.current");
+	if (before < 2 * (long long)ENF_LIMIT - 8 * (long long)MB)
+		fail("premise: %.0f MB on the top tier, want %lu", MB_OF(before),
+		     2 * ENF_LIMIT / MB);
+	d0 = vmstat_prefix("pgdemote_");
+	snprintf(val, sizeof(val), "%lu", ENF_LIMIT);
+	ca = (struct current_arg){ cg, "memory.toptier.current", ENF_LIMIT };
+	t0 = now_s();
+	must_cg_write(cg, file, val);	/* .max returns once demoted */
+	if (!wait_for(usage_at_target, &ca, 120))
+		fail("%s: still %.0f MB after 120 s", file,
+		     MB_OF(cg_read_ll(cg, "memory.toptier.current")));
+	t1 = now_s();
+	after = cg_read_ll(cg, "memory.toptier.current");
+	printf("# rep %d %s: %.1f -> %.1f MB in %.3f s, %.1f MB demoted\n", rep, file,
+	       MB_OF(before), MB_OF(after), t1 - t0,
+	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size));
+	stop(pid);
+	cg_destroy(cg);
+	free(cg);
+	return MB_OF(before - ENF_LIMIT) / (t1 - t0);
+}
+
+static int bench_enforce(int reps)
+{
+	const char *root = cg2_root();
+	static const char *const modes[][2] = {
+		{ "v2_high", "memory.toptier.high" },
+		{ "v2_max", "memory.toptier.max" },
+	};
+
+	if (!root)
+		fail("no cgroup v2");
+	for (int rep = 0; rep < reps; rep++) {
+		for (int i = 0; i < 2; i++) {
+			/* Alternate which mode goes first, and measure the
+			 * reference right before each enforcement. */
+			int m = (rep & 1) ? 1 - i : i;
+			double raw = raw_move_mbps(ENF_LIMIT);
+			double enf = enforce_v2_once(root, modes[m][1], rep);
+
+			printf("BENCH bench=enforce mode=%s rep=%d mb=%lu raw_mbps=%.1f enforce_mbps=%.1f ratio=%.3f\n",
+			       modes[m][0], rep, ENF_LIMIT / MB, raw, enf, enf / raw);
+		}
+	}
+	return 0;
+}
+
+static void touch_node0_page(void)
+{
+	char *p;
+
+	bind_to_node(0);
+	p = map_anon(2 * MB);
+	if (p) {
+		memset(p, 1, 2 * MB);
+		munmap(p, 2 * MB);
+	}
+	unbind();
+}
+
+static int bench_enforce_v1(int reps)
+{
+	const char *root = cg1_root();
+	const char *soft = "memory.toptier_soft_limit_in_bytes";
+	const char *usage = "memory.toptier_usage_in_bytes";
+
+	if (!root)
+		fail("no cgroup v1 memory hierarchy");
+	for (int rep = 0; rep < reps; rep++) {
+		struct hot_arg ha = { .ctl = ctl_new(), .len = 2 * ENF_LIMIT, .place_node = 0 };
+		long long before, node0_free, low, wmark;
+		struct current_arg ca;
+		double raw, t0, t1;
+		pid_t pid, filler;
+		char val[32];
+		char *cg;
+
+		raw = raw_move_mbps(ENF_LIMIT);
+		cg = cg_create(root, "enf");
+		if (!cg)
+			fail("cannot create a cgroup");
+		pid = start_hot(cg, &ha);
+		node0_state(&node0_free, &low, &wmark);
+		if (wmark <= low)
+			fail("premise: node0's toptier watermark %.0f MB", MB_OF(wmark));
+		/* Below the toptier watermark, above the others: only the
+		 * soft limit has anything to do here. */
+		filler = start_filler(wmark - 32 * (long long)MB);
+		before = cg_read_ll(cg, usage);
+		if (before < 2 * (long long)ENF_LIMIT - 8 * (long long)MB)
+			fail("premise: %.0f MB on the top tier", MB_OF(before));
+		snprintf(val, sizeof(val), "%lu", ENF_LIMIT);
+		ca = (struct current_arg){ cg, usage, ENF_LIMIT };
+		t0 = now_s();
+		must_cg_write(cg, soft, val);
+		/* Enforcement starts at an allocation below the watermark. */
+		touch_node0_page();
+		if (!wait_for(usage_at_target, &ca, 120))
+			fail("soft limit: still %.0f MB after 120 s", MB_OF(cg_read_ll(cg, usage)));
+		t1 = now_s();
+		printf("# rep %d: %.1f -> %.1f MB in %.3f s\n", rep, MB_OF(before),
+		       MB_OF(cg_read_ll(cg, usage)), t1 - t0);
+		printf("BENCH bench=enforce mode=v1_soft rep=%d mb=%lu raw_mbps=%.1f enforce_mbps=%.1f ratio=%.3f\n",
+		       rep, ENF_LIMIT / MB, raw, MB_OF(before - ENF_LIMIT) / (t1 - t0),
+		       MB_OF(before - ENF_LIMIT) / (t1 - t0) / raw);
+		stop(filler);
+		stop(pid);
+		cg_destroy(cg);
+		free(cg);
+	}
+	return 0;
+}
+
+/* ---- hard-cap accuracy ------------------------------------------------------ */
+#define CAP		(64 * MB)
+#define CAP_TASKS	4
+#define CAP_EACH	(64 * MB)
+
+struct burst_arg {
+	struct ctl *ctl;
+	bool thp;
+};
+
+static int burst_main(void *p)
+{
+	struct burst_arg *a = p;
+	size_t len = CAP_EACH + (a->thp ? 2 * MB : 0);
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (buf == MAP_FAILED)
+		return 1;
+	if (a->thp) {
+		buf = (char *)(((unsigned long)buf + 2 * MB - 1) & ~(2 * MB - 1));
+		if (madvise(buf, CAP_EACH, MADV_HUGEPAGE))
+			return 2;
+	}
+	while (!a->ctl->go)
+		usleep(100);
+	fill_pages(buf, CAP_EACH, 4);
+	__sync_fetch_and_add(&a->ctl->ready, 1);
+	for (;;)
+		pause();
+}
+
+static int bench_hardcap(int reps)
+{
+	const char *root = cg2_root();
+
+	if (!root)
+		fail("no cgroup v2");
+	for (int rep = 0; rep < 2 * reps; rep++) {
+		struct burst_arg ba = { .ctl = ctl_new(), .thp = rep & 1 };
+		struct timespec next;
+		pid_t pids[CAP_TASKS];
+		long long top = 0, peak, v, d0;
+		long samples = 0;
+		char *cg = cg_create(root, "cap");
+		char path[512];
+		int fd;
+
+		if (!cg)
+			fail("cannot create a cgroup");
+		snprintf(path, sizeof(path), "%lu", CAP);
+		must_cg_write(cg, "memory.toptier.max", path);
+		snprintf(path, sizeof(path), "%s/memory.toptier.current", cg);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			fail("open %s: %s", path, strerror(errno));
+		for (int i = 0; i < CAP_TASKS; i++)
+			pids[i] = spawn_in(cg, burst_main, &ba);
+		d0 = vmstat("toptier_max_fallback");
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		ba.ctl->go = 1;
+		/* Sample every 10 ms, on an absolute clock, until all wrote. */
+		while (ba.ctl->ready < CAP_TASKS) {
+			v = fd_read_ll(fd);
+			if (v > top)
+				top = v;
+			samples++;
+			next.tv_nsec += 10 * 1000 * 1000;
+			if (next.tv_nsec >= 1000000000L) {
+				next.tv_nsec -= 1000000000L;
+				next.tv_sec++;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+			if (samples > 100 * 300)
+				fail("the burst did not finish in 300 s");
+		}
+		close(fd);
+		peak = cg_read_ll(cg, "memory.toptier.peak");
+		printf("BENCH bench=hardcap rep=%d thp=%d tasks=%d max_mb=%lu sampled_top_mb=%.3f peak_mb=%.3f overshoot_kb=%.0f peak_overshoot_kb=%.0f bound_kb=%.0f samples=%ld fallback_pages=%lld\n",
+		       rep / 2, ba.thp, CAP_TASKS, CAP / MB, MB_OF(top), MB_OF(peak),
+		       (top > (long long)CAP ? top - (long long)CAP : 0) / 1024.0,
+		       (peak > (long long)CAP ? peak - (long long)CAP : 0) / 1024.0,
+		       CAP_TASKS * (ba.thp ? 2 * (long long)MB : page_size) / 1024.0, samples,
+		       vmstat("toptier_max_fallback") - d0);
+		for (int i = 0; i < CAP_TASKS; i++)
+			stop(pids[i]);
+		cg_destroy(cg);
+		free(cg);
+	}
+	return 0;
+}
+
+/* ---- DAMON, for the protection benchmark on stock 6.12 -------------------- */
+#define DAMON_ADMIN	"/sys/kernel/mm/damon/admin/kdamonds"
+
+static void damon_write(const char *rel, const char *val)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", DAMON_ADMIN, rel);
+	must_write(path, val);
+}
+
+/* Physical address range [start, end) of a node, from its memory blocks. */
+static void node_range(int node, unsigned long long *start, unsigned long long *end)
+{
+	char buf[64], path[128];
+	unsigned long long bs;
+	long lo = -1, hi = -1;
+
+	if (read_text("/sys/devices/system/memory/block_size_bytes", buf, sizeof(buf)) < 0)
+		fail("no memory block size");
+	bs = strtoull(buf, NULL, 16);
+	for (long b = 0; b < 4096; b++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/memory%ld", node, b);
+		if (!path_exists(path))
+			continue;
+		if (lo < 0)
+			lo = b;
+		hi = b;
+	}
+	if (lo < 0)
+		fail("node%d has no memory blocks", node);
+	*start = lo * bs;
+	*end = (hi + 1) * bs;
+}
+
+/*
+ * What a user of stock 6.12 would set up to keep one cgroup's hot memory
+ * on the top tier: a kdamond on node0's physical range demoting cold
+ * memory of every other cgroup (migrate_cold to node1, a memcg filter that
+ * excludes the protected cgroup), and one on node1's range promoting the
+ * protected cgroup's hot memory (migrate_hot to node0, a filter that
+ * excludes every other cgroup).  DAMON's default intervals: 5 ms sampling,
+ * 100 ms aggregation.
+ */
+static void damon_setup(const char *memcg_path)
+{
+	static const struct {
+		const char *action;
+		int target_nid;
+		const char *acc_min, *acc_max, *age_min;
+		const char *matching;	/* 6.12 filters exclude what matches this */
+	} kd[2] = {
+		{ "migrate_cold", 1, "0", "0", "10", "Y" },
+		{ "migrate_hot", 0, "1", "20", "0", "N" },
+	};
+	char rel[256], val[64];
+
+	damon_write("nr_kdamonds", "2");
+	for (int k = 0; k < 2; k++) {
+		unsigned long long s, e;
+
+#define W(sub, v) do { snprintf(rel, sizeof(rel), "%d/contexts/0/%s", k, sub); \
+		       damon_write(rel, v); } while (0)
+		snprintf(rel, sizeof(rel), "%d/contexts/nr_contexts", k);
+		damon_write(rel, "1");
+		W("operations", "paddr");
+		W("targets/nr_targets", "1");
+		W("targets/0/regions/nr_regions", "1");
+		node_range(k, &s, &e);
+		snprintf(val, sizeof(val), "%llu", e);
+		W("targets/0/regions/0/end", val);
+		snprintf(val, sizeof(val), "%llu", s);
+		W("targets/0/regions/0/start", val);
+		W("schemes/nr_schemes", "1");
+		W("schemes/0/action", kd[k].action);
+		snprintf(val, sizeof(val), "%d", kd[k].target_nid);
+		W("schemes/0/target_nid", val);
+		W("schemes/0/access_pattern/sz/min", "0");
+		W("schemes/0/access_pattern/sz/max", "18446744073709551615");
+		W("schemes/0/access_pattern/nr_accesses/max", kd[k].acc_max);
+		W("schemes/0/access_pattern/nr_accesses/min", kd[k].acc_min);
+		W("schemes/0/access_pattern/age/max", "4294967295");
+		W("schemes/0/access_pattern/age/min", kd[k].age_min);
+		W("schemes/0/filters/nr_filters", "1");
+		W("schemes/0/filters/0/type", "memcg");
+		W("schemes/0/filters/0/memcg_path", memcg_path);
+		W("schemes/0/filters/0/matching", kd[k].matching);
+#undef W
+		printf("# damon: kdamond %d on node%d [%#llx, %#llx): %s to node%d\n",
+		       k, k, s, e, kd[k].action, kd[k].target_nid);
+		snprintf(rel, sizeof(rel), "%d/state", k);
+		damon_write(rel, "on");
+	}
+}
+
+static void damon_report(void)
+{
+	for (int k = 0; k < 2; k++) {
+		char rel[128], path[256];
+
+		snprintf(rel, sizeof(rel), "%d/state", k);
+		damon_write(rel, "update_schemes_stats");
+		snprintf(path, sizeof(path), "%s/%d/contexts/0/schemes/0/stats/sz_applied",
+			 DAMON_ADMIN, k);
+		printf("BENCH bench=protect_damon kdamond=%d sz_applied_mb=%.1f\n", k,
+		       MB_OF(read_ll(path)));
+	}
+}
+
+/* ---- protection quality ------------------------------------------------------ */
+#define HOT_SET		(128 * MB)
+#define GREEDY		(1280 * MB)	/* more than node0 has */
+#define PROTECT_S	40.0
+
+struct greedy_arg {
+	struct ctl *ctl;
+	long long total;
+};
+
+/*
+ * Allocate `total` bytes bound to node0, 8 MB at a time, and keep using
+ * all of it: every page allocated so far is read again after each step,
+ * and back to back once all is there.  So its memory looks as hot to the
+ * LRU as the protected set does, and only a control can tell them apart.
+ */
+static int greedy_main(void *p)
+{
+	struct greedy_arg *a = p;
+	enum { STEP = 8 * MB };
+	char *chunks[4096];
+	int n = 0;
+
+	if (bind_to_node(0))
+		return 1;
+	for (;;) {
+		if (a->ctl->allocated < a->total && n < (int)ARRAY_SIZE(chunks)) {
+			chunks[n] = map_anon(STEP);
+			if (!chunks[n])
+				return 2;
+			fill_pages(chunks[n++], STEP, 5);
+			a->ctl->allocated += STEP;
+		} else {
+			a->ctl->ready = 1;
+		}
+		for (int i = 0; i < n; i++)
+			touch_pages(chunks[i], STEP);
+	}
+}
+
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n ? (n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : -1;
+}
+
+static int bench_protect(const char *config)
+{
+	const char *root = cg2_root();
+	struct hot_arg ha = { .ctl = ctl_new(), .len = HOT_SET, .place_node = 0,
+			      .touch = true, .period_ms = 1000 };
+	struct greedy_arg ga = { .ctl = ctl_new(), .total = GREEDY };
+	long long d0, p0;
+	double start, last[64], min_share = 1;
+	int nlast = 0;
+	char *prot, *greedy;
+	pid_t hot, g;
+
+	if (!root)
+		fail("no cgroup v2");
+	must_write(DEMOTION, "1");
+	must_write(NUMA_BALANCING, "2");
+	prot = cg_create(root, "prot");
+	greedy = cg_create(root, "greedy");
+	if (!prot || !greedy)
+		fail("cannot create the cgroups");
+	if (!strcmp(config, "patched")) {
+		char val[32];
+
+		snprintf(val, sizeof(val), "%lu", HOT_SET);
+		must_cg_write(prot, "memory.toptier.low", val);
+	}
+	hot = start_hot(prot, &ha);
+	if (!strcmp(config, "damon"))
+		damon_setup("/prot");
+	d0 = vmstat_prefix("pgdemote_");
+	p0 = vmstat("pgpromote_success");
+	start = now_s();
+	g = spawn_in(greedy, greedy_main, &ga);
+	if (g <= 0)
+		fail("no greedy task");
+	for (double t = 0; t <= PROTECT_S; t = now_s() - start) {
+		long counts[TT_MAX_NODES];
+		double share;
+
+		if (pages_of(hot, ha.ctl->addr, HOT_SET, counts))
+			fail("cannot query the hot set's placement");
+		share = (double)counts[0] * page_size / HOT_SET;
+		if (share < min_share)
+			min_share = share;
+		printf("SERIES bench=protect config=%s t=%.2f share=%.4f greedy_mb=%.0f node0_free_mb=%.0f\n",
+		       config, t, share, MB_OF(ga.ctl->allocated), MB_OF(node_free(0)));
+		if (t >= PROTECT_S - 10 && nlast < (int)ARRAY_SIZE(last))
+			last[nlast++] = share;
+		usleep(500 * 1000);	/* the sampling period */
+	}
+	if (!ga.ctl->ready)
+		printf("# the greedy task got %.0f of %.0f MB\n", MB_OF(ga.ctl->allocated),
+		       MB_OF(GREEDY));
+	printf("BENCH bench=protect config=%s hot_mb=%lu greedy_mb=%.0f share_end=%.4f share_min=%.4f demoted_mb=%.1f promoted_mb=%.1f\n",
+	       config, HOT_SET / MB, MB_OF(ga.ctl->allocated), median(last, nlast), min_share,
+	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size),
+	       MB_OF((vmstat("pgpromote_success") - p0) * page_size));
+	if (!strcmp(config, "damon"))
+		damon_report();
+	stop(g);
+	stop(hot);
+	return 0;
+}
+
+/* ---- ping-pong ---------------------------------------------------------------- */
+#define PP_HOT		(192 * MB)
+#define PP_CAP		(64 * MB)
+#define PP_ROOM		(96 * MB)	/* node0 room above its low watermark */
+#define PP_WARMUP_S	20.0
+#define PP_WINDOW_S	40.0
+
+static int bench_pingpong(const char *config)
+{
+	const char *root = cg2_root();
+	struct hot_arg ha = { .ctl = ctl_new(), .len = PP_HOT, .place_node = 1, .touch = true };
+	long long free, low, tt, p0 = 0, d0 = 0, p, d;
+	bool counting = false;
+	double start;
+	pid_t filler, hot;
+	char *cg;
+
+	if (!root)
+		fail("no cgroup v2");
+	must_write(DEMOTION, "1");
+	cg = cg_create(root, "pp");
+	if (!cg)
+		fail("cannot create a cgroup");
+	if (!strcmp(config, "patched")) {
+		char val[32];
+
+		snprintf(val, sizeof(val), "%lu", PP_CAP);
+		must_cg_write(cg, "memory.toptier.max", val);
+	}
+	/* The same tight top tier on both kernels: room for less than the
+	 * hot set, more than the cap. */
+	node0_state(&free, &low, &tt);
+	filler = start_filler(low + PP_ROOM);
+	hot = start_hot(cg, &ha);	/* placed on node1 */
+	must_write(NUMA_BALANCING, "2");
+	start = now_s();
+	for (double t = 0; t <= PP_WARMUP_S + PP_WINDOW_S; t = now_s() - start) {
+		long counts[TT_MAX_NODES];
+
+		if (t >= PP_WARMUP_S && !counting) {
+			counting = true;
+			p0 = vmstat("pgpromote_success");
+			d0 = vmstat_prefix("pgdemote_");
+		}
+		pages_of(hot, ha.ctl->addr, PP_HOT, counts);
+		printf("SERIES bench=pingpong config=%s t=%.2f node0_mb=%.1f promoted_mb=%.1f demoted_mb=%.1f\n",
+		       config, t, MB_OF(counts[0] * page_size),
+		       MB_OF(vmstat("pgpromote_success") * page_size),
+		       MB_OF(vmstat_prefix("pgdemote_") * page_size));
+		sleep(1);	/* the sampling period */
+	}
+	p = vmstat("pgpromote_success") - p0;
+	d = vmstat_prefix("pgdemote_") - d0;
+	printf("BENCH bench=pingpong config=%s hot_mb=%lu cap_mb=%lu window_s=%.0f promoted_per_min=%.0f demoted_per_min=%.0f promoted_mb_per_min=%.1f demoted_mb_per_min=%.1f\n",
+	       config, PP_HOT / MB, !strcmp(config, "patched") ? PP_CAP / MB : 0, PP_WINDOW_S,
+	       p * 60 / PP_WINDOW_S, d * 60 / PP_WINDOW_S,
+	       MB_OF(p * page_size) * 60 / PP_WINDOW_S, MB_OF(d * page_size) * 60 / PP_WINDOW_S);
+	stop(hot);
+	stop(filler);
+	return 0;
+}
+
+int main(void)
+{
+	const char *bench = param("bench", "");
+	const char *config = param("bench_config", "patched");
+	int reps;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page_size = sysconf(_SC_PAGESIZE);
+	signal(SIGPIPE, SIG_IGN);
+	reps = atoi(param("bench_reps", "5"));
+	if (reps < 1)
+		reps = 1;
+	printf("# tierbench %s config=%s reps=%d\n", bench, config, reps);
+	if (!strcmp(bench, "enforce"))
+		return bench_enforce(reps);
+	if (!strcmp(bench, "enforce_v1"))
+		return bench_enforce_v1(reps);
+	if (!strcmp(bench, "hardcap"))
+		return bench_hardcap(reps);
+	if (!strcmp(bench, "protect"))
+		return bench_protect(config);
+	if (!strcmp(bench, "pingpong"))
+		return bench_pingpong(config);
+	fail("unknown benchmark '%s' (toptier.bench=)", bench);
+}
