@@ -5,7 +5,7 @@
  * pages in a loop, first with no top-tier soft limit anywhere, then with
  * limits set on all three levels (high enough never to be enforced, so
  * what is measured is the bookkeeping).  Prints one line per phase:
- *   BENCH rep=<n> phase=<nolimit|limit> workload=<anon|tmpfs> faults_per_s=<n>
+ *   BENCH bench=fault rep=<n> phase=<nolimit|limit> workload=<anon|tmpfs> faults_per_s=<n>
  * The phases alternate REPS times.  On a kernel without the series the
  * limit phase is skipped.
  */
@@ -20,7 +20,7 @@
 
 #include "tt.h"
 
-#define NPROC		2
+#define NPROC		4
 #define CHUNK		(32 * MB)
 #define SECONDS		2.0
 #define REPS		3
@@ -118,9 +118,9 @@ int main(void)
 				cg_write(b, LIMIT_FILE, phase ? "32G" : "-1");
 				cg_write(c, LIMIT_FILE, phase ? "16G" : "-1");
 			}
-			printf("BENCH rep=%d phase=%s workload=anon faults_per_s=%.0f\n",
+			printf("BENCH bench=fault rep=%d phase=%s workload=anon faults_per_s=%.0f\n",
 			       rep, name, run(c, false, sh));
-			printf("BENCH rep=%d phase=%s workload=tmpfs faults_per_s=%.0f\n",
+			printf("BENCH bench=fault rep=%d phase=%s workload=tmpfs faults_per_s=%.0f\n",
 			       rep, name, run(c, true, sh));
 		}
 	}

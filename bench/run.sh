@@ -1,14 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make bench: page-fault throughput of the toptier kernel against the
-# baseline kernel (same config, no series), alternating boots in one run.
-#   BENCH_ROUNDS=N   boots of each kernel (default 5)
-# Prints per-workload medians, the toptier/baseline ratio of medians and the
-# spread (min..max) of the per-round ratios, and keeps every log under
-# results/bench-<time>/.
+# make bench: the toptier kernel against the baseline kernel (stock 6.12.y,
+# the same config without the series), in one run.  Every figure is a
+# median over BENCH_ROUNDS repetitions; every comparison is a ratio
+# measured in this run, with the kernels or configurations alternating
+# from round to round.
+#
+#   BENCH_ROUNDS=N        repetitions (default 5)
+#   BENCH_ONLY="a b"      run only these of: fault enforce hardcap protect
+#                         pingpong workbench
+#   BENCH_SKIP="a b"      leave these out (workbench takes two make checks,
+#                         about an hour, cold and warm)
+#
+# Writes results/bench-<time>/: data.txt (every BENCH and SERIES line of
+# every boot, prefixed with its kernel, config and round), one JSON file
+# per benchmark, summary.md and PNG plots (bench/report.py), and each
+# boot's console under boots/.
 source "$(dirname "$0")/../scripts/lib.sh"
 
 rounds=${BENCH_ROUNDS:-5}
+all="fault enforce hardcap protect pingpong workbench"
+only=${BENCH_ONLY:-$all}
+skip=" ${BENCH_SKIP:-} "
+for b in $only; do
+	[[ " $all " == *" $b "* ]] || die "no benchmark named '$b' (have: $all)"
+done
+want() { [[ " $only " == *" $1 "* && $skip != *" $1 "* ]]; }
+
 tt=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
 bl=$("$TOPTIER_ROOT/scripts/build-kernel.sh" baseline | tail -1)
 make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
@@ -17,41 +35,77 @@ initrd=$TOPTIER_ROOT/build/initramfs.cpio.gz
 detect_accel "$tt" "$initrd"
 
 out=$TOPTIER_RESULTS/bench-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+mkdir -p "$out/boots"
 data=$out/data.txt
 : > "$data"
-for r in $(seq 1 "$rounds"); do
-	# ABBA order, so that drift within a round favours neither kernel.
-	order="baseline toptier"
-	((r % 2)) || order="toptier baseline"
-	for k in $order; do
-		img=$bl; [[ $k == toptier ]] && img=$tt
-		msg "round $r/$rounds: $k"
-		"$TOPTIER_ROOT/scripts/vm.sh" -T bin/faultbench -o "$out/$k-$r" -k 300 "$img" "$initrd" ||
-			die "the $k guest failed; see $out/$k-$r"
-		tr -d '\r' < "$out/$k-$r/tap.log" | sed -n "s/^BENCH /$k round=$r /p" >> "$data"
-	done
-done
+{
+	echo "rounds=$rounds"
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "revision=$(git -C "$TOPTIER_ROOT" rev-parse --short HEAD)"
+	echo "toptier=$tt"
+	echo "baseline=$bl"
+	echo "accel=$TOPTIER_ACCEL"
+	echo "host_cpus=$(nproc)"
+	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out/meta.txt"
+msg "bench results in $out"
 
-python3 - "$data" <<'PY' | tee "$out/summary.txt"
-import sys, statistics as st, collections
-# runs[kernel][round][(phase, load)] = [faults/s of each rep]
-runs = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
-for line in open(sys.argv[1]):
-    f = line.split()
-    kv = dict(x.split("=") for x in f[1:])
-    runs[f[0]][int(kv["round"])][(kv["phase"], kv["workload"])].append(float(kv["faults_per_s"]))
-def med(r, key):
-    return st.median(r[key])
-def spread(xs):
-    return "%.3f (%.3f..%.3f)" % (st.median(xs), min(xs), max(xs))
-rounds = sorted(set(runs["baseline"]) & set(runs["toptier"]))
-print("%d rounds, alternating boots; faults/s are medians over rounds of the per-boot medians" % len(rounds))
-for load in ("anon", "tmpfs"):
-    b = [med(runs["baseline"][r], ("nolimit", load)) for r in rounds]
-    t = [med(runs["toptier"][r], ("nolimit", load)) for r in rounds]
-    tl = [med(runs["toptier"][r], ("limit", load)) for r in rounds]
-    print("%-5s baseline %8.0f  toptier %8.0f  toptier+limits %8.0f" % (load, st.median(b), st.median(t), st.median(tl)))
-    print("      toptier/baseline, no limits, per round: %s" % spread([x / y for x, y in zip(t, b)]))
-    print("      limits/no limits on toptier, same boot:  %s" % spread([x / y for x, y in zip(tl, t)]))
-PY
+nboot=0
+# boot <kernel: toptier|baseline> <config> <round> <program> <kernel args>
+boot() {
+	local k=$1 config=$2 round=$3 prog=$4 args=$5 img=$bl dir
+	[[ $k == toptier ]] && img=$tt
+	nboot=$((nboot + 1))
+	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round
+	msg "boot $nboot: $prog on $k ($config), round $round"
+	"$TOPTIER_ROOT/scripts/vm.sh" -T "$prog" -o "$dir" -k 900 -a "$args" "$img" "$initrd" ||
+		die "the guest failed; see $dir"
+	tr -d '\r' < "$dir/tap.log" > "$dir/tap.txt"
+	if grep -q '^BENCH-ERROR' "$dir/tap.txt" || ! grep -q 'end .* rc=0' "$dir/tap.txt"; then
+		grep '^BENCH-ERROR' "$dir/tap.txt" >&2 || true
+		die "the benchmark failed in the guest; see $dir/tap.txt"
+	fi
+	sed -n "s/^\(BENCH\|SERIES\) /\1 kernel=$k config=$config round=$round /p" \
+		"$dir/tap.txt" >> "$data"
+}
+
+for r in $(seq 1 "$rounds"); do
+	# ABBA: the kernel that goes first alternates from round to round.
+	if want fault; then
+		order="baseline toptier"; ((r % 2)) || order="toptier baseline"
+		for k in $order; do
+			boot "$k" default "$r" bin/faultbench ""
+		done
+	fi
+	if want protect; then
+		# The three set-ups rotate, so that none is always first.
+		cfgs=(patched stock damon)
+		for i in 0 1 2; do
+			c=${cfgs[$(((i + r) % 3))]}
+			k=baseline; [[ $c == patched ]] && k=toptier
+			boot "$k" "$c" "$r" bin/tierbench "toptier.bench=protect toptier.bench_config=$c"
+		done
+	fi
+	if want pingpong; then
+		order="stock patched"; ((r % 2)) || order="patched stock"
+		for c in $order; do
+			k=baseline; [[ $c == patched ]] && k=toptier
+			boot "$k" "$c" "$r" bin/tierbench "toptier.bench=pingpong toptier.bench_config=$c"
+		done
+	fi
+done
+# Within one boot: these compare the kernel with move_pages(2) in the same
+# VM, or with the limit itself, so they need no baseline boot.
+if want enforce; then
+	boot toptier v2 1 bin/tierbench "toptier.bench=enforce toptier.bench_reps=$rounds"
+	boot toptier v1 1 bin/tierbench "toptier.bench=enforce_v1 toptier.bench_reps=$rounds"
+fi
+if want hardcap; then
+	boot toptier v2 1 bin/tierbench "toptier.bench=hardcap toptier.bench_reps=$rounds"
+fi
+if want workbench; then
+	"$TOPTIER_ROOT/bench/workbench.sh" -o "$out" || warn "a workbench make check failed; see $out"
+fi
+
+python3 "$TOPTIER_ROOT/bench/report.py" "$out"
+echo "summary: $out/summary.md"

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn a make bench run (bench/run.sh) into JSON, Markdown and PNG plots.
+
+    report.py DIR
+
+Reads DIR/data.txt (BENCH and SERIES lines, prefixed by run.sh with the
+kernel, config and round of their boot) and DIR/meta.txt; writes
+DIR/<benchmark>.json, DIR/summary.md and DIR/<benchmark>.png (gnuplot).
+Every figure is a median with its range (min..max) over the rounds.
+"""
+import collections
+import glob
+import json
+import os
+import statistics as st
+import subprocess
+import sys
+
+out = sys.argv[1]
+
+
+def parse(line):
+    kind, *rest = line.split()
+    return kind, dict(x.split("=", 1) for x in rest if "=" in x)
+
+
+meta = {}
+for line in open(os.path.join(out, "meta.txt")):
+    k, _, v = line.strip().partition("=")
+    meta[k] = v
+bench = collections.defaultdict(list)
+series = collections.defaultdict(list)
+for line in open(os.path.join(out, "data.txt")):
+    kind, kv = parse(line)
+    (bench if kind == "BENCH" else series)[kv["bench"]].append(kv)
+
+
+def num(kv, key):
+    return float(kv[key])
+
+
+def stats(xs):
+    xs = list(xs)
+    if not xs:
+        return None
+    return {"median": st.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
+
+
+def fmt(s, f="%.3f"):
+    if not s:
+        return "n/a"
+    return (f + " (" + f + ".." + f + ")") % (s["median"], s["min"], s["max"])
+
+
+def verdict(ok):
+    return "**met**" if ok else "**not met**"
+
+
+def dump(name, obj):
+    obj = dict(benchmark=name, rounds=int(meta.get("rounds", 0)), date=meta.get("date"),
+               revision=meta.get("revision"), accel=meta.get("accel"), **obj)
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def gnuplot(name, script):
+    path = os.path.join(out, name + ".gp")
+    with open(path, "w") as f:
+        f.write('set terminal pngcairo size 900,520 font ",10"\n')
+        f.write('set output "%s.png"\nset key outside bottom center horizontal\n' % name)
+        f.write("set grid\n" + script)
+    r = subprocess.run(["gnuplot", name + ".gp"], cwd=out, capture_output=True, text=True)
+    if r.returncode:
+        print("gnuplot failed for %s: %s" % (name, r.stderr.strip()), file=sys.stderr)
+        return ""
+    return "![%s](%s.png)\n" % (name, name)
+
+
+md = []
+md.append("# make bench, %s\n" % meta.get("date"))
+md.append("Revision %s, %s rounds, accelerator %s, host load at start %s.  "
+          "Figures: median (min..max) over rounds.  Every comparison is a ratio "
+          "measured in this run, the kernels or set-ups alternating from round to round.\n"
+          % (meta.get("revision"), meta.get("rounds"), meta.get("accel"), meta.get("host_load")))
+
+# ---- 1. fault-path overhead ----------------------------------------------------
+if bench["fault"]:
+    # per (kernel, round, phase, workload): median of the boot's reps
+    boot = collections.defaultdict(list)
+    for kv in bench["fault"]:
+        boot[(kv["kernel"], int(kv["round"]), kv["phase"], kv["workload"])].append(
+            num(kv, "faults_per_s"))
+    boot = {k: st.median(v) for k, v in boot.items()}
+    rounds = sorted({k[1] for k in boot})
+    res = {}
+    md.append("## 1. Fault-path overhead\n")
+    md.append("`bench/faultbench.c`: 4 processes in a three-level cgroup v1 hierarchy fault "
+              "in 32 MB at a time for 2 s per measurement, anonymous and tmpfs; "
+              "no limit (every top-tier soft limit -1) and limits set on all three levels "
+              "(never reached).  Baseline and toptier boots alternate ABBA.  "
+              "Goal: toptier/baseline >= 0.99 without limits, >= 0.98 with.\n")
+    md.append("| workload | baseline faults/s | toptier, no limit | toptier, limits | "
+              "toptier/baseline, no limit | toptier with limits/baseline | limits/no limit, same boot | goal |")
+    md.append("|---|---|---|---|---|---|---|---|")
+    plot_rows = []
+    for load in ("anon", "tmpfs"):
+        b = {r: boot.get(("baseline", r, "nolimit", load)) for r in rounds}
+        t = {r: boot.get(("toptier", r, "nolimit", load)) for r in rounds}
+        tl = {r: boot.get(("toptier", r, "limit", load)) for r in rounds}
+        rr = [r for r in rounds if b[r] and t[r] and tl[r]]
+        ratio = stats(t[r] / b[r] for r in rr)
+        ratio_l = stats(tl[r] / b[r] for r in rr)
+        same = stats(tl[r] / t[r] for r in rr)
+        ok = ratio and ratio_l and ratio["median"] >= 0.99 and ratio_l["median"] >= 0.98
+        res[load] = dict(baseline=stats(b[r] for r in rr), toptier_nolimit=stats(t[r] for r in rr),
+                         toptier_limit=stats(tl[r] for r in rr), ratio_nolimit=ratio,
+                         ratio_limit=ratio_l, limit_over_nolimit_same_boot=same,
+                         per_round={r: dict(baseline=b[r], toptier=t[r], toptier_limit=tl[r])
+                                    for r in rr},
+                         goal_met=bool(ok))
+        md.append("| %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |" % (
+            load, res[load]["baseline"]["median"], res[load]["toptier_nolimit"]["median"],
+            res[load]["toptier_limit"]["median"], fmt(ratio), fmt(ratio_l), fmt(same), verdict(ok)))
+        for r in rr:
+            plot_rows.append((load, r, t[r] / b[r], tl[r] / b[r]))
+    md.append("")
+    dump("fault", dict(goal="toptier/baseline >= 0.99 no limits, >= 0.98 limits",
+                       workloads=res))
+    with open(os.path.join(out, "fault.dat"), "w") as f:
+        for load in ("anon", "tmpfs"):
+            f.write("# %s\n" % load)
+            for row in plot_rows:
+                if row[0] == load:
+                    f.write("%d %.4f %.4f\n" % row[1:])
+            f.write("\n\n")
+    md.append(gnuplot("fault", 'set title "Fault throughput, toptier / baseline, per round"\n'
+                      'set xlabel "round"\nset ylabel "ratio"\nset yrange [0.7:1.3]\n'
+                      'plot "fault.dat" index 0 u 1:2 w lp t "anon, no limit", '
+                      '"" index 0 u 1:3 w lp t "anon, limits", '
+                      '"" index 1 u 1:2 w lp t "tmpfs, no limit", '
+                      '"" index 1 u 1:3 w lp t "tmpfs, limits", 1 w l lc rgb "black" t ""\n'))
+
+# ---- 2. enforcement speed --------------------------------------------------------
+if bench["enforce"]:
+    md.append("## 2. Enforcement speed\n")
+    md.append("`tierbench enforce` and `enforce_v1`: a cgroup holding twice its limit on node0 "
+              "(2 x 96 MB, freshly written) is brought down to the limit: `memory.toptier.high` "
+              "or `memory.toptier.max` lowered (v2), or the v1 soft limit set while node0 is below "
+              "its toptier watermark (an mlocked filler).  Timed from the write until the usage "
+              "file reads at most the limit.  Right before each, move_pages(2) moves another "
+              "freshly written 96 MB from node0 to node1 in the same VM: the reference.  "
+              "Goal: enforcement >= 80% of move_pages.\n")
+    md.append("| mode | enforcement MB/s | move_pages MB/s | ratio (same boot) | goal |")
+    md.append("|---|---|---|---|---|")
+    res = {}
+    with open(os.path.join(out, "enforce.dat"), "w") as f:
+        for i, mode in enumerate(("v2_high", "v2_max", "v1_soft")):
+            rows = [kv for kv in bench["enforce"] if kv["mode"] == mode]
+            if not rows:
+                continue
+            ratio = stats(num(kv, "ratio") for kv in rows)
+            res[mode] = dict(enforce_mbps=stats(num(kv, "enforce_mbps") for kv in rows),
+                             raw_mbps=stats(num(kv, "raw_mbps") for kv in rows),
+                             ratio=ratio, goal_met=ratio["median"] >= 0.8,
+                             reps=[{k: kv[k] for k in ("rep", "raw_mbps", "enforce_mbps", "ratio")}
+                                   for kv in rows])
+            md.append("| %s | %s | %s | %s | %s |" % (
+                mode, fmt(res[mode]["enforce_mbps"], "%.1f"), fmt(res[mode]["raw_mbps"], "%.1f"),
+                fmt(ratio), verdict(res[mode]["goal_met"])))
+            f.write("%d %s %.4f %.4f %.4f\n" % (i, mode, ratio["median"], ratio["min"], ratio["max"]))
+    md.append("")
+    dump("enforce", dict(goal="enforcement MB/s >= 0.8 x move_pages MB/s", modes=res))
+    md.append(gnuplot("enforce", 'set title "Enforcement speed / move_pages(2) speed"\n'
+                      'set style fill solid 0.5\nset boxwidth 0.5\nset yrange [0:1.5]\n'
+                      'set xrange [-0.5:2.5]\n'
+                      'plot "enforce.dat" u 1:3:xtic(2) w boxes t "median", '
+                      '"" u 1:3:4:5 w yerrorbars t "min..max", 0.8 w l t "goal 0.8"\n'))
+
+# ---- 3. hard-cap accuracy -----------------------------------------------------------
+if bench["hardcap"]:
+    md.append("## 3. Hard-cap accuracy\n")
+    md.append("`tierbench hardcap`: 4 processes in one cgroup with `memory.toptier.max` 64M "
+              "each write 64 MB at once; `memory.toptier.current` is read every 10 ms "
+              "(absolute clock) until all are done, and `memory.toptier.peak` at the end.  "
+              "The documented bound (README) is one folio in flight per allocating task: "
+              "4 x 4 KB, or 4 x 2 MB with THP.  Goal: overshoot within that bound.\n")
+    md.append("| pages | largest sampled overshoot (KB) | peak overshoot (KB) | bound (KB) | samples per burst | goal |")
+    md.append("|---|---|---|---|---|---|")
+    res = {}
+    for thp in ("0", "1"):
+        rows = [kv for kv in bench["hardcap"] if kv["thp"] == thp]
+        if not rows:
+            continue
+        name = "thp" if thp == "1" else "4k"
+        worst = max(max(num(kv, "overshoot_kb"), num(kv, "peak_overshoot_kb")) for kv in rows)
+        bound = num(rows[0], "bound_kb")
+        res[name] = dict(sampled_overshoot_kb=stats(num(kv, "overshoot_kb") for kv in rows),
+                         peak_overshoot_kb=stats(num(kv, "peak_overshoot_kb") for kv in rows),
+                         bound_kb=bound, worst_kb=worst, goal_met=worst <= bound,
+                         samples=stats(num(kv, "samples") for kv in rows),
+                         fallback_pages=stats(num(kv, "fallback_pages") for kv in rows))
+        md.append("| %s | %s | %s | %.0f | %s | %s |" % (
+            name, fmt(res[name]["sampled_overshoot_kb"], "%.0f"),
+            fmt(res[name]["peak_overshoot_kb"], "%.0f"), bound,
+            fmt(res[name]["samples"], "%.0f"), verdict(worst <= bound)))
+    md.append("")
+    dump("hardcap", dict(goal="overshoot <= tasks x folio size", pages=res))
+    with open(os.path.join(out, "hardcap.dat"), "w") as f:
+        for i, thp in enumerate(("0", "1")):
+            for kv in bench["hardcap"]:
+                if kv["thp"] == thp:
+                    f.write("%s %s %s %s\n" % (kv["rep"], kv["overshoot_kb"],
+                                               kv["peak_overshoot_kb"], kv["bound_kb"]))
+            f.write("\n\n")
+    md.append(gnuplot("hardcap", 'set title "Overshoot over memory.toptier.max (64 MB), per burst"\n'
+                      'set xlabel "repetition"\nset ylabel "KB"\nset yrange [-100:*]\n'
+                      'plot "hardcap.dat" index 0 u 1:2 w lp t "4k sampled", '
+                      '"" index 0 u 1:3 w lp t "4k peak", '
+                      '"" index 1 u 1:2 w lp t "THP sampled", "" index 1 u 1:3 w lp t "THP peak", '
+                      '"" index 1 u 1:4 w l t "THP bound"\n'))
+
+# ---- 4. protection quality --------------------------------------------------------------
+if bench["protect"]:
+    md.append("## 4. Protection quality\n")
+    md.append("`tierbench protect`: a protected cgroup reads every page of its 128 MB hot set "
+              "once a second; a greedy neighbour bound to node0 writes 1280 MB (more than "
+              "node0's 1 GB) 8 MB at a time and keeps reading all it has.  numa_balancing=2 and "
+              "demotion on everywhere.  *patched*: `memory.toptier.low` = 128M on the protected "
+              "cgroup.  *stock*: stock 6.12, no controls exist.  *damon*: stock 6.12 with two "
+              "kdamonds (paddr): migrate_cold to node1 on node0 excluding the protected memcg, "
+              "migrate_hot to node0 on node1 for the protected memcg only.  The share of the hot "
+              "set on node0 is read with move_pages(2) every 0.5 s for 40 s; *end* is the median "
+              "of the last 10 s.  Goal: >= 95% on the patched kernel.\n")
+    md.append("| set-up | share at the end | lowest share | demoted MB (all) | promoted MB | goal |")
+    md.append("|---|---|---|---|---|---|")
+    res = {}
+    for cfg in ("patched", "stock", "damon"):
+        rows = [kv for kv in bench["protect"] if kv["config"] == cfg]
+        if not rows:
+            continue
+        end = stats(num(kv, "share_end") for kv in rows)
+        res[cfg] = dict(share_end=end, share_min=stats(num(kv, "share_min") for kv in rows),
+                        demoted_mb=stats(num(kv, "demoted_mb") for kv in rows),
+                        promoted_mb=stats(num(kv, "promoted_mb") for kv in rows))
+        if cfg == "patched":
+            res[cfg]["goal_met"] = end["median"] >= 0.95
+        md.append("| %s | %s | %s | %s | %s | %s |" % (
+            cfg, fmt(end), fmt(res[cfg]["share_min"]), fmt(res[cfg]["demoted_mb"], "%.0f"),
+            fmt(res[cfg]["promoted_mb"], "%.0f"),
+            verdict(res[cfg]["goal_met"]) if cfg == "patched" else "(reference)"))
+    damon = [kv for kv in bench["protect_damon"]]
+    if damon:
+        res["damon_sz_applied_mb"] = {kd: stats(num(kv, "sz_applied_mb") for kv in damon
+                                                if kv["kdamond"] == kd) for kd in ("0", "1")}
+        md.append("\nDAMON applied its schemes to %s MB (migrate_cold) and %s MB (migrate_hot) "
+                  "per run." % (fmt(res["damon_sz_applied_mb"]["0"], "%.0f"),
+                                fmt(res["damon_sz_applied_mb"]["1"], "%.0f")))
+    md.append("")
+    dump("protect", dict(goal="patched share_end >= 0.95", setups=res,
+                         series={cfg: [dict(round=kv["round"], t=num(kv, "t"), share=num(kv, "share"))
+                                       for kv in series["protect"] if kv["config"] == cfg]
+                                 for cfg in res if cfg in ("patched", "stock", "damon")}))
+    with open(os.path.join(out, "protect.dat"), "w") as f:
+        for cfg in ("patched", "stock", "damon"):
+            f.write("# %s\n" % cfg)
+            for r in sorted({kv["round"] for kv in series["protect"]}, key=int):
+                for kv in series["protect"]:
+                    if kv["config"] == cfg and kv["round"] == r:
+                        f.write("%s %s\n" % (kv["t"], kv["share"]))
+                f.write("\n")
+            f.write("\n")
+    md.append(gnuplot("protect", 'set title "Share of the protected hot set on node0 (every round)"\n'
+                      'set xlabel "seconds since the neighbour started"\nset ylabel "share"\n'
+                      'set yrange [-0.05:1.05]\n'
+                      'plot "protect.dat" index 0 u 1:2 w l lw 2 t "patched (toptier.low)", '
+                      '"" index 1 u 1:2 w l lw 2 t "stock 6.12", '
+                      '"" index 2 u 1:2 w l lw 2 t "stock 6.12 + DAMON", 0.95 w l dt 2 t "goal"\n'))
+
+# ---- 5. ping-pong --------------------------------------------------------------------------
+if bench["pingpong"]:
+    md.append("## 5. Ping-pong\n")
+    md.append("`tierbench pingpong`: node0 is filled with mlocked memory down to its low "
+              "watermark + 96 MB on both kernels; a cgroup's 192 MB hot set, written on node1, is "
+              "read back to back with numa_balancing=2.  *patched*: `memory.toptier.max` 64M.  "
+              "pgpromote_success and pgdemote_* are counted over 40 s after 20 s of warm-up, "
+              "scaled to a minute.  Goal: close to zero on the patched kernel (we read it as "
+              "less than 1 MB a minute each way).\n")
+    md.append("| kernel | promoted MB/min | demoted MB/min | promoted pages/min | demoted pages/min | goal |")
+    md.append("|---|---|---|---|---|---|")
+    res = {}
+    for cfg in ("patched", "stock"):
+        rows = [kv for kv in bench["pingpong"] if kv["config"] == cfg]
+        if not rows:
+            continue
+        res[cfg] = {k: stats(num(kv, k) for kv in rows) for k in
+                    ("promoted_mb_per_min", "demoted_mb_per_min", "promoted_per_min", "demoted_per_min")}
+        ok = res[cfg]["promoted_mb_per_min"]["median"] < 1 and res[cfg]["demoted_mb_per_min"]["median"] < 1
+        if cfg == "patched":
+            res[cfg]["goal_met"] = ok
+        md.append("| %s | %s | %s | %s | %s | %s |" % (
+            cfg, fmt(res[cfg]["promoted_mb_per_min"], "%.1f"), fmt(res[cfg]["demoted_mb_per_min"], "%.1f"),
+            fmt(res[cfg]["promoted_per_min"], "%.0f"), fmt(res[cfg]["demoted_per_min"], "%.0f"),
+            verdict(ok) if cfg == "patched" else "(reference)"))
+    md.append("")
+    dump("pingpong", dict(goal="patched: < 1 MB/min promoted and demoted", kernels=res))
+    with open(os.path.join(out, "pingpong.dat"), "w") as f:
+        for cfg in ("patched", "stock"):
+            f.write("# %s\n" % cfg)
+            rows = [kv for kv in series["pingpong"] if kv["config"] == cfg and kv["round"] == "1"]
+            base = rows[0] if rows else None
+            for kv in rows:
+                f.write("%s %.1f %.1f %s\n" % (kv["t"], num(kv, "promoted_mb") - num(base, "promoted_mb"),
+                                               num(kv, "demoted_mb") - num(base, "demoted_mb"),
+                                               kv["node0_mb"]))
+            f.write("\n\n")
+    md.append(gnuplot("pingpong", 'set title "Capped hot set: cumulative promotions and demotions (round 1)"\n'
+                      'set xlabel "seconds"\nset ylabel "MB"\n'
+                      'plot "pingpong.dat" index 0 u 1:2 w l lw 2 t "patched promoted", '
+                      '"" index 0 u 1:3 w l lw 2 t "patched demoted", '
+                      '"" index 1 u 1:2 w l lw 2 t "stock promoted", '
+                      '"" index 1 u 1:3 w l lw 2 t "stock demoted", '
+                      '"" index 0 u 1:4 w l dt 2 t "patched on node0", '
+                      '"" index 1 u 1:4 w l dt 2 t "stock on node0"\n'))
+
+# ---- 6. workbench -------------------------------------------------------------------------------
+wb = os.path.join(out, "workbench.json")
+src = "this run"
+if not os.path.exists(wb):
+    older = sorted(glob.glob(os.path.join(os.path.dirname(out), "bench-*", "workbench.json")))
+    wb = older[-1] if older else None
+    src = "an earlier run, %s" % os.path.relpath(wb, os.path.dirname(out)) if wb else None
+md.append("## 6. Cost of the workbench\n")
+if wb:
+    w = json.load(open(wb))
+    md.append("`bench/workbench.sh`: `make check` on a clean clone of %s, first with an empty "
+              "cache (cold: kernel tree, three kernels, selftests, ccache all built anew; the "
+              "Debian packages already installed), then again (warm).  From %s (%s).\n"
+              % (w["revision"], src, w["date"]))
+    md.append("| | wall time | exit status |")
+    md.append("|---|---|---|")
+    for kind in ("cold", "warm"):
+        md.append("| %s make check | %d min %02d s | %d |" % (
+            kind, w[kind]["wall_seconds"] // 60, w[kind]["wall_seconds"] % 60, w[kind]["exit_status"]))
+    md.append("")
+else:
+    md.append("Not measured in this run and no earlier measurement found (BENCH_SKIP=workbench).\n")
+
+with open(os.path.join(out, "summary.md"), "w") as f:
+    f.write("\n".join(md) + "\n")
+print("\n".join(l for l in md if not l.startswith("![")))
