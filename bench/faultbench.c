@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Page-fault throughput inside a three-level cgroup v1 hierarchy, for
- * bench/run.sh.  Several processes fault in anonymous memory and tmpfs
- * pages in a loop, first with no top-tier soft limit anywhere, then with
- * limits set on all three levels (high enough never to be enforced, so
- * what is measured is the bookkeeping).  Prints one line per phase:
- *   BENCH bench=fault rep=<n> phase=<nolimit|limit> workload=<anon|tmpfs> faults_per_s=<n>
+ * Page-fault throughput inside a three-level cgroup hierarchy (v1, or v2
+ * with toptier.fault_cg=v2 on the kernel command line), for bench/run.sh.
+ * Several processes fault in anonymous memory and tmpfs pages in a loop,
+ * first with no top-tier limit anywhere, then with limits set on all
+ * three levels, high enough never to be enforced, so that what is
+ * measured is the bookkeeping: the v1 soft limit, or v2
+ * memory.toptier.high and .max.  Prints one line per phase:
+ *   BENCH bench=fault cg=<v1|v2> rep=<n> phase=<nolimit|limit> workload=<anon|tmpfs> faults_per_s=<n>
  * The phases alternate REPS times.  On a kernel without the series the
  * limit phase is skipped.
  */
@@ -24,7 +26,7 @@
 #define CHUNK		(32 * MB)
 #define SECONDS		2.0
 #define REPS		3
-#define LIMIT_FILE	"memory.toptier_soft_limit_in_bytes"
+#define LIMIT_FILE_V1	"memory.toptier_soft_limit_in_bytes"
 
 struct shared {
 	long faults[NPROC];
@@ -85,24 +87,52 @@ static double run(const char *cg, bool tmpfs, struct shared *sh)
 	return total / (now_s() - t0);
 }
 
+/* Set or clear the limits of the three levels: v1 soft limit, or v2 high and max. */
+static void set_limits(char *const cg[3], bool v2, bool on)
+{
+	static const char *const val[3] = { "64G", "32G", "16G" };
+
+	for (int i = 0; i < 3; i++) {
+		if (!v2) {
+			cg_write(cg[i], LIMIT_FILE_V1, on ? val[i] : "-1");
+			continue;
+		}
+		cg_write(cg[i], "memory.toptier.high", on ? val[i] : "max");
+		cg_write(cg[i], "memory.toptier.max", on ? val[i] : "max");
+	}
+}
+
 int main(void)
 {
 	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	const char *root = cg1_root();
-	char *a, *b, *c;
-	bool has_limits;
+	char cmdline[4096] = "", path[512];
+	bool has_limits, v2;
+	const char *root;
+	char *cg[3];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page_size = sysconf(_SC_PAGESIZE);
-	a = cg_create(root, "bench");
-	b = cg_create(a, "mid");
-	c = cg_create(b, "leaf");
-	if (!c)
+	/* toptier.fault_cg=v2 on the kernel command line: cgroup v2. */
+	read_text("/proc/cmdline", cmdline, sizeof(cmdline));
+	v2 = strstr(cmdline, "toptier.fault_cg=v2");
+	root = v2 ? cg2_root() : cg1_root();
+	if (!root)
 		return 1;
-	has_limits = path_exists("/sys/fs/cgroup/memory/bench/" LIMIT_FILE);
+	cg[0] = cg_create(root, "bench");
+	cg[1] = cg[0] ? cg_create(cg[0], "mid") : NULL;
+	if (v2 && cg[1] && (cg_write(cg[0], "cgroup.subtree_control", "+memory") ||
+			    cg_write(cg[1], "cgroup.subtree_control", "+memory")))
+		return 1;
+	cg[2] = cg[1] ? cg_create(cg[1], "leaf") : NULL;
+	if (!cg[2])
+		return 1;
+	snprintf(path, sizeof(path), "%s/%s", cg[0], v2 ? "memory.toptier.max" : LIMIT_FILE_V1);
+	has_limits = path_exists(path);
+	printf("# faultbench: cgroup %s, %d processes, limits %s\n", v2 ? "v2" : "v1", NPROC,
+	       has_limits ? "available" : "absent (baseline kernel)");
 	/* Warm-up pass, not reported: first faults of a fresh boot are slower. */
-	run(c, false, sh);
+	run(cg[2], false, sh);
 	/*
 	 * Alternate the phases within the boot, so that their ratio is not
 	 * swamped by the boot-to-boot noise of an emulated machine.
@@ -113,15 +143,12 @@ int main(void)
 
 			if (!has_limits && phase)
 				break;
-			if (has_limits) {
-				cg_write(a, LIMIT_FILE, phase ? "64G" : "-1");
-				cg_write(b, LIMIT_FILE, phase ? "32G" : "-1");
-				cg_write(c, LIMIT_FILE, phase ? "16G" : "-1");
-			}
-			printf("BENCH bench=fault rep=%d phase=%s workload=anon faults_per_s=%.0f\n",
-			       rep, name, run(c, false, sh));
-			printf("BENCH bench=fault rep=%d phase=%s workload=tmpfs faults_per_s=%.0f\n",
-			       rep, name, run(c, true, sh));
+			if (has_limits)
+				set_limits(cg, v2, phase);
+			printf("BENCH bench=fault cg=%s rep=%d phase=%s workload=anon faults_per_s=%.0f\n",
+			       v2 ? "v2" : "v1", rep, name, run(cg[2], false, sh));
+			printf("BENCH bench=fault cg=%s rep=%d phase=%s workload=tmpfs faults_per_s=%.0f\n",
+			       v2 ? "v2" : "v1", rep, name, run(cg[2], true, sh));
 		}
 	}
 	return 0;

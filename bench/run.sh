@@ -74,7 +74,8 @@ for r in $(seq 1 "$rounds"); do
 	if want fault; then
 		order="baseline toptier"; ((r % 2)) || order="toptier baseline"
 		for k in $order; do
-			boot "$k" default "$r" bin/faultbench ""
+			boot "$k" v1 "$r" bin/faultbench ""
+			boot "$k" v2 "$r" bin/faultbench "toptier.fault_cg=v2"
 		done
 	fi
 	if want protect; then
