@@ -605,15 +605,38 @@ long long cg2_numa_stat(const char *cg, const char *name, int node)
 /* ---- processes ------------------------------------------------------------ */
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg)
 {
+	int joined[2] = { -1, -1 }, err;
 	pid_t pid;
+	char c;
 
+	/*
+	 * With a cgroup, return only once the child is in it (or has failed
+	 * to get there and is exiting): a caller that then moves the child
+	 * elsewhere must not have it join cg afterwards, behind its back.
+	 */
+	if (cg && pipe2(joined, O_CLOEXEC))
+		return -1;
 	fflush(stdout);
 	pid = fork();
-	if (pid)
+	if (pid) {
+		err = errno;
+		if (cg) {
+			close(joined[1]);
+			/* EOF: the child closed its end, attached or not. */
+			while (pid > 0 && read(joined[0], &c, 1) < 0 && errno == EINTR)
+				;
+			close(joined[0]);
+		}
+		errno = err;
 		return pid;
-	if (cg && cg_attach(cg, getpid())) {
-		tt_diag("attach to %s failed", cg);
-		_exit(126);
+	}
+	if (cg) {
+		close(joined[0]);
+		if (cg_attach(cg, getpid())) {
+			tt_diag("attach to %s failed", cg);
+			_exit(126);
+		}
+		close(joined[1]);
 	}
 	_exit(fn(arg));
 }

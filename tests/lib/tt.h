@@ -140,7 +140,8 @@ long long cg1_numa_stat(const char *cg, const char *name, int node);
 long long cg2_numa_stat(const char *cg, const char *name, int node);
 
 /* ---- processes ------------------------------------------------------------ */
-/* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid. */
+/* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid, once
+ * the child is in cg (or is exiting with 126, unable to join it). */
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
 /* Wait for a child; returns its exit status, or 128+signal. */
 int wait_child(pid_t pid);

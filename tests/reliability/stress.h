@@ -1117,9 +1117,10 @@ static void worker_ended(struct wproc *p, int status)
 		tt_diag("worker %d exited: its data was corrupted", p->serial);
 	} else {
 		st.workers_bad++;
-		tt_diag("worker %d ended unexpectedly: %s %d%s", p->serial,
-			sig ? "signal" : "exit code", sig ? sig : code,
-			sig == SIGKILL ? " (OOM kill?)" : "");
+		tt_diag("worker %d ended unexpectedly: %s %d%s; recorded in slot %d (%s)",
+			p->serial, sig ? "signal" : "exit code", sig ? sig : code,
+			sig == SIGKILL ? " (OOM kill?)" : "", p->slot,
+			slots[p->slot].path ? strrchr(slots[p->slot].path, '/') + 1 : "removed");
 	}
 	p->pid = 0;
 }
@@ -1134,6 +1135,32 @@ static void reap_workers(bool block)
 			continue;
 		if (waitpid(p->pid, &status, block ? 0 : WNOHANG) == p->pid)
 			worker_ended(p, status);
+	}
+}
+
+/*
+ * Name the live workers that slot i's cgroup.procs lists although the
+ * bookkeeping has them elsewhere: cg_destroy() SIGKILLs them, and they end
+ * "unexpectedly" (as they should: the bookkeeping was wrong).
+ */
+static void report_strays(int i)
+{
+	char procs[512], buf[4096];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", slots[i].path);
+	if (read_text(procs, buf, sizeof(buf)) <= 0)
+		return;
+	for (char *q = buf, *end; *q; q = end + (*end == '\n')) {
+		long pid = strtol(q, &end, 10);
+
+		if (end == q)
+			break;
+		for (int w = 0; w < MAX_WORKERS; w++)
+			if (workers[w].pid == pid)
+				tt_diag("worker %d (pid %ld) is in %s, recorded in slot %d: "
+					"removing %s kills it", workers[w].serial, pid,
+					strrchr(slots[i].path, '/') + 1, workers[w].slot,
+					strrchr(slots[i].path, '/') + 1);
 	}
 }
 
@@ -1156,6 +1183,7 @@ static bool slot_destroy(int i)
 			if (waitpid(workers[w].pid, &status, 0) == workers[w].pid)
 				worker_ended(&workers[w], status);
 		}
+	report_strays(i);
 	ok = cg_destroy(path) == 0 && !path_exists(path);
 	if (!ok)
 		chaos_error("cannot remove %s", path);
