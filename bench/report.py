@@ -239,23 +239,25 @@ if bench["protect"]:
               "cgroup.  *stock*: stock 6.12, no controls exist.  *damon*: stock 6.12 with two "
               "kdamonds (paddr): migrate_cold to node1 on node0 excluding the protected memcg, "
               "migrate_hot to node0 on node1 for the protected memcg only.  The share of the hot "
-              "set on node0 is read with move_pages(2) every 0.5 s for 40 s; *end* is the median "
-              "of the last 10 s.  Goal: >= 95% on the patched kernel.\n")
-    md.append("| set-up | share at the end | lowest share | demoted MB (all) | promoted MB | goal |")
-    md.append("|---|---|---|---|---|---|")
+              "set on node0 is read with move_pages(2) every 0.5 s for 40 s from the neighbour's "
+              "start: *mean* over all samples, *end* the median of the last 10 s.  Goal: mean "
+              ">= 95% on the patched kernel.\n")
+    md.append("| set-up | mean share | share at the end | lowest share | demoted MB (all) | promoted MB | goal |")
+    md.append("|---|---|---|---|---|---|---|")
     res = {}
     for cfg in ("patched", "stock", "damon"):
         rows = [kv for kv in bench["protect"] if kv["config"] == cfg]
         if not rows:
             continue
         end = stats(num(kv, "share_end") for kv in rows)
-        res[cfg] = dict(share_end=end, share_min=stats(num(kv, "share_min") for kv in rows),
+        mean = stats(num(kv, "share_mean") for kv in rows)
+        res[cfg] = dict(share_mean=mean, share_end=end, share_min=stats(num(kv, "share_min") for kv in rows),
                         demoted_mb=stats(num(kv, "demoted_mb") for kv in rows),
                         promoted_mb=stats(num(kv, "promoted_mb") for kv in rows))
         if cfg == "patched":
-            res[cfg]["goal_met"] = end["median"] >= 0.95
-        md.append("| %s | %s | %s | %s | %s | %s |" % (
-            cfg, fmt(end), fmt(res[cfg]["share_min"]), fmt(res[cfg]["demoted_mb"], "%.0f"),
+            res[cfg]["goal_met"] = mean["median"] >= 0.95
+        md.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            cfg, fmt(mean), fmt(end), fmt(res[cfg]["share_min"]), fmt(res[cfg]["demoted_mb"], "%.0f"),
             fmt(res[cfg]["promoted_mb"], "%.0f"),
             verdict(res[cfg]["goal_met"]) if cfg == "patched" else "(reference)"))
     damon = [kv for kv in bench["protect_damon"]]
@@ -266,7 +268,7 @@ if bench["protect"]:
                   "per run." % (fmt(res["damon_sz_applied_mb"]["0"], "%.0f"),
                                 fmt(res["damon_sz_applied_mb"]["1"], "%.0f")))
     md.append("")
-    dump("protect", dict(goal="patched share_end >= 0.95", setups=res,
+    dump("protect", dict(goal="patched share_mean >= 0.95", setups=res,
                          series={cfg: [dict(round=kv["round"], t=num(kv, "t"), share=num(kv, "share"))
                                        for kv in series["protect"] if kv["config"] == cfg]
                                  for cfg in res if cfg in ("patched", "stock", "damon")}))

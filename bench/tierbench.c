@@ -710,8 +710,8 @@ static int bench_protect(const char *config)
 			      .touch = true, .period_ms = 1000 };
 	struct greedy_arg ga = { .ctl = ctl_new(), .total = GREEDY };
 	long long d0, p0;
-	double start, last[64], min_share = 1;
-	int nlast = 0;
+	double start, last[64], min_share = 1, sum_share = 0;
+	int nlast = 0, nsamples = 0;
 	char *prot, *greedy;
 	pid_t hot, g;
 
@@ -747,6 +747,8 @@ static int bench_protect(const char *config)
 		share = (double)counts[0] * page_size / HOT_SET;
 		if (share < min_share)
 			min_share = share;
+		sum_share += share;
+		nsamples++;
 		printf("SERIES bench=protect config=%s t=%.2f share=%.4f greedy_mb=%.0f node0_free_mb=%.0f\n",
 		       config, t, share, MB_OF(ga.ctl->allocated), MB_OF(node_free(0)));
 		if (t >= PROTECT_S - 10 && nlast < (int)ARRAY_SIZE(last))
@@ -756,8 +758,9 @@ static int bench_protect(const char *config)
 	if (!ga.ctl->ready)
 		printf("# the greedy task got %.0f of %.0f MB\n", MB_OF(ga.ctl->allocated),
 		       MB_OF(GREEDY));
-	printf("BENCH bench=protect config=%s hot_mb=%lu greedy_mb=%.0f share_end=%.4f share_min=%.4f demoted_mb=%.1f promoted_mb=%.1f\n",
-	       config, HOT_SET / MB, MB_OF(ga.ctl->allocated), median(last, nlast), min_share,
+	printf("BENCH bench=protect config=%s hot_mb=%lu greedy_mb=%.0f share_mean=%.4f share_end=%.4f share_min=%.4f demoted_mb=%.1f promoted_mb=%.1f\n",
+	       config, HOT_SET / MB, MB_OF(ga.ctl->allocated), sum_share / nsamples,
+	       median(last, nlast), min_share,
 	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size),
 	       MB_OF((vmstat("pgpromote_success") - p0) * page_size));
 	if (!strcmp(config, "damon"))
