@@ -87,19 +87,24 @@ static double run(const char *cg, bool tmpfs, struct shared *sh)
 	return total / (now_s() - t0);
 }
 
-/* Set or clear the limits of the three levels: v1 soft limit, or v2 high and max. */
-static void set_limits(char *const cg[3], bool v2, bool on)
+/*
+ * Set or clear the limits of the three levels: v1 soft limit, or v2 high
+ * and max.  Non-zero if a write failed: the phase would measure nothing.
+ */
+static int set_limits(char *const cg[3], bool v2, bool on)
 {
 	static const char *const val[3] = { "64G", "32G", "16G" };
+	int err = 0;
 
 	for (int i = 0; i < 3; i++) {
 		if (!v2) {
-			cg_write(cg[i], LIMIT_FILE_V1, on ? val[i] : "-1");
+			err |= cg_write(cg[i], LIMIT_FILE_V1, on ? val[i] : "-1");
 			continue;
 		}
-		cg_write(cg[i], "memory.toptier.high", on ? val[i] : "max");
-		cg_write(cg[i], "memory.toptier.max", on ? val[i] : "max");
+		err |= cg_write(cg[i], "memory.toptier.high", on ? val[i] : "max");
+		err |= cg_write(cg[i], "memory.toptier.max", on ? val[i] : "max");
 	}
+	return err;
 }
 
 int main(void)
@@ -143,8 +148,10 @@ int main(void)
 
 			if (!has_limits && phase)
 				break;
-			if (has_limits)
-				set_limits(cg, v2, phase);
+			if (has_limits && set_limits(cg, v2, phase)) {
+				printf("BENCH-ERROR cannot set the limits\n");
+				return 1;
+			}
 			printf("BENCH bench=fault cg=%s rep=%d phase=%s workload=anon faults_per_s=%.0f\n",
 			       v2 ? "v2" : "v1", rep, name, run(cg[2], false, sh));
 			printf("BENCH bench=fault cg=%s rep=%d phase=%s workload=tmpfs faults_per_s=%.0f\n",

@@ -53,6 +53,15 @@ def fmt(s, f="%.3f"):
     return (f + " (" + f + ".." + f + ")") % (s["median"], s["min"], s["max"])
 
 
+def table(*cols):
+    md.append("| " + " | ".join(cols) + " |")
+    md.append("|" + "---|" * len(cols))
+
+
+def rows_of(name, key, val):
+    return [kv for kv in bench[name] if kv[key] == val]
+
+
 def verdict(ok):
     return "**met**" if ok else "**not met**"
 
@@ -103,9 +112,9 @@ if bench["fault"]:
               "`.max` (the same values).  Three of each per boot, alternating, after a warm-up.  "
               "Each kernel boots once per hierarchy per round, the kernels in ABBA order.  "
               "Goal: toptier/baseline >= 0.99 without limits, >= 0.98 with.\n")
-    md.append("| cgroup | workload | baseline faults/s | toptier, no limit | toptier, limits | "
-              "toptier/baseline, no limit | toptier with limits/baseline | limits/no limit, same boot | goal |")
-    md.append("|---|---|---|---|---|---|---|---|---|")
+    table("cgroup", "workload", "baseline faults/s", "toptier, no limit", "toptier, limits",
+          "toptier/baseline, no limit", "toptier with limits/baseline",
+          "limits/no limit, same boot", "goal")
     plot_rows = []
     for cg in ("v1", "v2"):
         for load in ("anon", "tmpfs"):
@@ -160,12 +169,11 @@ if bench["enforce"]:
               "file reads at most the limit.  Right before each, move_pages(2) moves another "
               "freshly written 96 MB from node0 to node1 in the same VM: the reference.  "
               "Goal: enforcement >= 80% of move_pages.\n")
-    md.append("| mode | enforcement MB/s | move_pages MB/s | ratio (same boot) | goal |")
-    md.append("|---|---|---|---|---|")
+    table("mode", "enforcement MB/s", "move_pages MB/s", "ratio (same boot)", "goal")
     res = {}
     with open(os.path.join(out, "enforce.dat"), "w") as f:
         for i, mode in enumerate(("v2_high", "v2_max", "v1_soft")):
-            rows = [kv for kv in bench["enforce"] if kv["mode"] == mode]
+            rows = rows_of("enforce", "mode", mode)
             if not rows:
                 continue
             ratio = stats(num(kv, "ratio") for kv in rows)
@@ -194,11 +202,10 @@ if bench["hardcap"]:
               "(absolute clock) until all are done, and `memory.toptier.peak` at the end.  "
               "The documented bound (README) is one folio in flight per allocating task: "
               "4 x 4 KB, or 4 x 2 MB with THP.  Goal: overshoot within that bound.\n")
-    md.append("| pages | largest sampled overshoot (KB) | peak overshoot (KB) | bound (KB) | samples per burst | goal |")
-    md.append("|---|---|---|---|---|---|")
+    table("pages", "largest sampled overshoot (KB)", "peak overshoot (KB)", "bound (KB)", "samples per burst", "goal")
     res = {}
     for thp in ("0", "1"):
-        rows = [kv for kv in bench["hardcap"] if kv["thp"] == thp]
+        rows = rows_of("hardcap", "thp", thp)
         if not rows:
             continue
         name = "thp" if thp == "1" else "4k"
@@ -242,11 +249,10 @@ if bench["protect"]:
               "set on node0 is read with move_pages(2) every 0.5 s for 40 s from the neighbour's "
               "start: *mean* over all samples, *end* the median of the last 10 s.  Goal: mean "
               ">= 95% on the patched kernel.\n")
-    md.append("| set-up | mean share | share at the end | lowest share | demoted MB (all) | promoted MB | goal |")
-    md.append("|---|---|---|---|---|---|---|")
+    table("set-up", "mean share", "share at the end", "lowest share", "demoted MB (all)", "promoted MB", "goal")
     res = {}
     for cfg in ("patched", "stock", "damon"):
-        rows = [kv for kv in bench["protect"] if kv["config"] == cfg]
+        rows = rows_of("protect", "config", cfg)
         if not rows:
             continue
         end = stats(num(kv, "share_end") for kv in rows)
@@ -297,11 +303,10 @@ if bench["pingpong"]:
               "pgpromote_success and pgdemote_* are counted over 40 s after 20 s of warm-up, "
               "scaled to a minute.  Goal: close to zero on the patched kernel (we read it as "
               "less than 1 MB a minute each way).\n")
-    md.append("| kernel | promoted MB/min | demoted MB/min | promoted pages/min | demoted pages/min | goal |")
-    md.append("|---|---|---|---|---|---|")
+    table("kernel", "promoted MB/min", "demoted MB/min", "promoted pages/min", "demoted pages/min", "goal")
     res = {}
     for cfg in ("patched", "stock"):
-        rows = [kv for kv in bench["pingpong"] if kv["config"] == cfg]
+        rows = rows_of("pingpong", "config", cfg)
         if not rows:
             continue
         res[cfg] = {k: stats(num(kv, k) for kv in rows) for k in
@@ -348,8 +353,7 @@ if wb:
               "cache (cold: kernel tree, three kernels, selftests, ccache all built anew; the "
               "Debian packages already installed), then again (warm).  From %s (%s).\n"
               % (w["revision"], src, w["date"]))
-    md.append("| | wall time | exit status |")
-    md.append("|---|---|---|")
+    table("", "wall time", "exit status")
     for kind in ("cold", "warm"):
         md.append("| %s make check | %d min %02d s | %d |" % (
             kind, w[kind]["wall_seconds"] // 60, w[kind]["wall_seconds"] % 60, w[kind]["exit_status"]))
