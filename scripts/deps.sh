@@ -11,7 +11,10 @@ PKGS=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
       ccache git python3 perl kmod qemu-system-x86 busybox-static gawk
       libnuma-dev gnuplot-nox)
 
-pkg_version() { dpkg-query -W -f '${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null |
+# dpkg-query fails for a package dpkg has never heard of; under pipefail
+# that would end the script on a fresh machine, so it counts as "not
+# installed" here.
+pkg_version() { { dpkg-query -W -f '${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null || true; } |
 		awk '$1 == "ii" { print $2 }'; }
 
 missing=()
