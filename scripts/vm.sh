@@ -14,6 +14,11 @@
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
 #   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
+#   TOPTIER_ICOUNT=SHIFT    TCG in icount mode: one vCPU thread, and the
+#                           guest's clocks advance 2^SHIFT ns per guest
+#                           instruction, so guest-measured time counts
+#                           instructions and repeats from boot to boot
+#                           (bench/run.sh, benchmark faulticount)
 source "$(dirname "$0")/lib.sh"
 
 topo=2tier mode=run tests= outdir= timeout=600 extra=
@@ -67,6 +72,13 @@ cmdline="console=ttyS0 panic=-1 rdinit=/init toptier.mode=$mode toptier.topology
 [[ -n $extra ]] && cmdline+=" $extra"
 
 accel_args() {
+	if [[ -n ${TOPTIER_ICOUNT:-} ]]; then
+		[[ $TOPTIER_ICOUNT =~ ^[0-9]$ ]] || die "TOPTIER_ICOUNT must be a shift, 0..9"
+		# icount needs single-threaded TCG; sleep=off keeps an idle
+		# guest's clock tied to the instructions too.
+		echo -accel tcg,thread=single -cpu max -icount shift=$TOPTIER_ICOUNT,sleep=off
+		return
+	fi
 	[[ -n ${TOPTIER_ACCEL:-} ]] || detect_accel "$kernel" "$initrd"
 	case $TOPTIER_ACCEL in
 	kvm) echo -accel kvm -cpu host ;;
