@@ -3,8 +3,9 @@
 # Benchmark 6 of make bench: what the developer loop costs.  Runs "make
 # check" twice on a clean clone of HEAD: first cold, with an empty
 # $TOPTIER_CACHE (no kernel tree, no build output, empty ccache), then warm,
-# on the cache the first run left.  Apt packages are not removed: a fresh
-# machine also pays for "make deps" installing them.
+# on the cache the first run left.  Apt packages are not removed (a fresh
+# machine also pays for "make deps" installing them); the JSON records what
+# the cold run had to install, if anything.
 #
 #   workbench.sh -o DIR [-c CACHE]
 #
@@ -52,13 +53,18 @@ done
 # Keep the two runs' summaries, not their multi-GB cache.
 cp -a "$scratch/results" "$out/workbench-results" 2>/dev/null || true
 
+# What "make deps" installed in the cold run, from its ">>> installing" lines.
+installed=$(sed -n 's/^>>> installing \(Debian packages: \)\{0,1\}\([^(]*\).*/\2/p' \
+	"$out/workbench-cold.log" | tr '\n' ' ' | sed 's/ *$//; s/"//g')
+
 cat > "$out/workbench.json" <<JSON
 {
   "benchmark": "workbench",
   "revision": "$rev",
   "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "cpus": $(nproc),
-  "cold": { "wall_seconds": ${wall[cold]}, "exit_status": ${rc[cold]} },
+  "cold": { "wall_seconds": ${wall[cold]}, "exit_status": ${rc[cold]},
+            "installed": "$installed" },
   "warm": { "wall_seconds": ${wall[warm]}, "exit_status": ${rc[warm]} }
 }
 JSON
