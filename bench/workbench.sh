@@ -27,7 +27,9 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/toptier-workbench.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+# Keep the runs' results and logs (not their multi-GB cache), also when a
+# run is interrupted: a failing run's consoles are what one needs then.
+trap 'cp -a "$scratch/results" "$out/workbench-results" 2>/dev/null; rm -rf "$scratch"' EXIT
 if [[ -n $cache ]]; then
 	mkdir -p "$cache"
 	[[ -z $(ls -A "$cache") ]] || die "$cache is not empty: a cold run needs an empty cache"
@@ -50,9 +52,6 @@ for kind in cold warm; do
 	rc[$kind]=$r
 	msg "workbench: $kind make check took ${wall[$kind]} s, exit $r"
 done
-# Keep the two runs' summaries, not their multi-GB cache.
-cp -a "$scratch/results" "$out/workbench-results" 2>/dev/null || true
-
 # What "make deps" installed in the cold run, from its ">>> installing" lines.
 installed=$(sed -n 's/^>>> installing \(Debian packages: \)\{0,1\}\([^(]*\).*/\2/p' \
 	"$out/workbench-cold.log" | tr '\n' ' ' | sed 's/ *$//; s/"//g')
