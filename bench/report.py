@@ -95,7 +95,7 @@ md.append("Revision %s, %s rounds, accelerator %s, host load at start %s.  "
           % (meta.get("revision"), meta.get("rounds"), meta.get("accel"), meta.get("host_load")))
 
 # ---- 1. fault-path overhead ----------------------------------------------------
-def fault_section(name, heading, intro, title, yrange):
+def fault_section(name, heading, intro, title, yrange, ns_per_insn=None):
     # per (kernel, round, phase, workload): median of the boot's reps
     boot = collections.defaultdict(list)
     for kv in bench[name]:
@@ -114,7 +114,8 @@ def fault_section(name, heading, intro, title, yrange):
               "Goal: toptier/baseline >= 0.99 without limits, >= 0.98 with.\n")
     table("cgroup", "workload", "baseline faults/s", "toptier, no limit", "toptier, limits",
           "toptier/baseline, no limit", "toptier with limits/baseline",
-          "limits/no limit, same boot", "goal")
+          "limits/no limit, same boot", "goal",
+          *(["instructions per fault: baseline, +no limit, +limits"] if ns_per_insn else []))
     plot_rows = []
     for cg in ("v1", "v2"):
         for load in ("anon", "tmpfs"):
@@ -135,9 +136,18 @@ def fault_section(name, heading, intro, title, yrange):
                             per_round={r: dict(baseline=b[r], toptier=t[r], toptier_limit=tl[r])
                                        for r in rr},
                             goal_met=bool(ok))
-            md.append("| %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |" % (
+            row = "| %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |" % (
                 cg, load, res[key]["baseline"]["median"], res[key]["toptier_nolimit"]["median"],
-                res[key]["toptier_limit"]["median"], fmt(ratio), fmt(ratio_l), fmt(same), verdict(ok)))
+                res[key]["toptier_limit"]["median"], fmt(ratio), fmt(ratio_l), fmt(same), verdict(ok))
+            if ns_per_insn:
+                # guest ns per fault / guest ns per instruction
+                ipf = {w: 1e9 / (res[key][w]["median"] * ns_per_insn)
+                       for w in ("baseline", "toptier_nolimit", "toptier_limit")}
+                res[key]["instructions_per_fault"] = ipf
+                row += " %.0f, %+.0f, %+.0f |" % (
+                    ipf["baseline"], ipf["toptier_nolimit"] - ipf["baseline"],
+                    ipf["toptier_limit"] - ipf["baseline"])
+            md.append(row)
             for r in rr:
                 plot_rows.append((key, r, t[r] / b[r], tl[r] / b[r]))
     md.append("")
@@ -160,7 +170,6 @@ def fault_section(name, heading, intro, title, yrange):
                       'plot ' + ", ".join(plots) + ', 1 w l lc rgb "black" t ""\n'))
 
 
-
 if bench["fault"]:
     fault_section("fault", "## 1. Fault-path overhead\n", "",
                   "Fault throughput", "0.6:1.4")
@@ -172,7 +181,8 @@ if bench["fault_icount"]:
                   "10^9 instructions, and the host's noise is gone.  This resolves a 1% "
                   "difference in the instructions the fault path executes; it does not weigh "
                   "what they cost (atomics, cache misses), which the wall-clock figures above do.  ",
-                  "Faults per 10^9 guest instructions", "0.9:1.1")
+                  "Faults per 10^9 guest instructions", "0.9:1.1",
+                  ns_per_insn=2 ** int(meta.get("icount_shift", 0)))
 
 # ---- 2. enforcement speed --------------------------------------------------------
 if bench["enforce"]:

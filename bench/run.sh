@@ -21,6 +21,7 @@
 source "$(dirname "$0")/../scripts/lib.sh"
 
 rounds=${BENCH_ROUNDS:-5}
+icount_shift=${BENCH_ICOUNT_SHIFT:-0}
 all="fault faulticount enforce hardcap protect pingpong workbench"
 only=${BENCH_ONLY:-$all}
 skip=" ${BENCH_SKIP:-} "
@@ -49,6 +50,7 @@ data=$out/data.txt
 	echo "accel=$TOPTIER_ACCEL"
 	echo "host_cpus=$(nproc)"
 	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "icount_shift=$icount_shift"
 } > "$out/meta.txt"
 msg "bench results in $out"
 
@@ -74,26 +76,26 @@ boot() {
 		"$dir/tap.txt" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" >> "$data"
 }
 
+# fault_round <round>: faultbench on both kernels, v1 and v2 hierarchies,
+# the kernel that goes first alternating from round to round (ABBA).
+fault_round() {
+	local k order="baseline toptier"
+	(($1 % 2)) || order="toptier baseline"
+	for k in $order; do
+		boot "$k" v1 "$1" bin/faultbench ""
+		boot "$k" v2 "$1" bin/faultbench "toptier.fault_cg=v2"
+	done
+}
+
 for r in $(seq 1 "$rounds"); do
-	# ABBA: the kernel that goes first alternates from round to round.
-	if want fault; then
-		order="baseline toptier"; ((r % 2)) || order="toptier baseline"
-		for k in $order; do
-			boot "$k" v1 "$r" bin/faultbench ""
-			boot "$k" v2 "$r" bin/faultbench "toptier.fault_cg=v2"
-		done
-	fi
+	want fault && fault_round "$r"
 	# The same fault benchmark counted in guest instructions (QEMU
 	# icount): the boot-to-boot noise of wall time is gone, so a
 	# difference of 1% shows.  It does not see what an instruction
 	# costs (atomics, cache misses): the wall-clock one above does.
 	if want faulticount; then
-		icount=${BENCH_ICOUNT_SHIFT:-0}
-		order="baseline toptier"; ((r % 2)) || order="toptier baseline"
-		for k in $order; do
-			boot "$k" v1 "$r" bin/faultbench ""
-			boot "$k" v2 "$r" bin/faultbench "toptier.fault_cg=v2"
-		done
+		icount=$icount_shift
+		fault_round "$r"
 		icount=
 	fi
 	if want protect; then
