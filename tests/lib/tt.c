@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -600,6 +601,222 @@ long long cg1_numa_stat(const char *cg, const char *name, int node)
 long long cg2_numa_stat(const char *cg, const char *name, int node)
 {
 	return numa_stat_entry(cg, name, ' ', node);
+}
+
+/* ---- memory tiers --------------------------------------------------------- */
+#define TIERS_DIR "/sys/devices/virtual/memory_tiering"
+
+int tiers_read(struct tt_tier *tiers, int max)
+{
+	bool has_memory[TT_MAX_NODES];
+	char buf[256], path[512];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	if (read_text("/sys/devices/system/node/has_memory", buf, sizeof(buf)) <= 0 ||
+	    nodelist_parse(buf, has_memory) <= 0)
+		return -ENOENT;
+	dir = opendir(TIERS_DIR);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		struct tt_tier t = { 0 };
+		char *end;
+		long key;
+		int i;
+
+		if (strncmp(d->d_name, "memory_tier", 11))
+			continue;
+		key = strtol(d->d_name + 11, &end, 10);
+		if (end == d->d_name + 11 || *end || key < 0 || key > INT_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/nodelist", TIERS_DIR, d->d_name);
+		if (read_text(path, buf, sizeof(buf)) < 0 || nodelist_parse(buf, t.nodes) < 0)
+			continue;
+		t.key = (int)key;
+		for (int node = 0; node < TT_MAX_NODES; node++) {
+			t.nodes[node] = t.nodes[node] && has_memory[node];
+			t.nnodes += t.nodes[node];
+		}
+		if (!t.nnodes)
+			continue;
+		if (n == max) {
+			closedir(dir);
+			return -ENOSPC;
+		}
+		/* Insert in ascending key order. */
+		for (i = n++; i > 0 && tiers[i - 1].key > t.key; i--)
+			tiers[i] = tiers[i - 1];
+		tiers[i] = t;
+	}
+	closedir(dir);
+	return n;
+}
+
+int tier_of_node(int node)
+{
+	struct tt_tier tiers[TT_MAX_TIERS];
+	int n = tiers_read(tiers, TT_MAX_TIERS);
+
+	for (int i = 0; i < n; i++)
+		if (node >= 0 && node < TT_MAX_NODES && tiers[i].nodes[node])
+			return tiers[i].key;
+	return -1;
+}
+
+/* One "N value" line, all of it: 0, or -EINVAL. */
+static int keyed_line(const char *line, size_t len, int *key, long long *val)
+{
+	char tmp[128], *end;
+	unsigned long long v;
+	long k;
+
+	if (len == 0 || len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, line, len);
+	tmp[len] = 0;
+	if (tmp[0] < '0' || tmp[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	k = strtol(tmp, &end, 10);
+	if (errno || k > INT_MAX || *end != ' ')
+		return -EINVAL;
+	*key = (int)k;
+	line = end + 1;
+	if (!strcmp(line, "max")) {
+		*val = TT_TIER_MAX;
+		return 0;
+	}
+	if (*line < '0' || *line > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(line, &end, 10);
+	if (errno || *end || v > (unsigned long long)LLONG_MAX)
+		return -EINVAL;
+	*val = (long long)v;
+	return 0;
+}
+
+int keyed_parse(const char *buf, int *keys, long long *vals, int max)
+{
+	int n = 0;
+
+	while (*buf) {
+		size_t len = strcspn(buf, "\n");
+		int key;
+		long long val;
+
+		if (keyed_line(buf, len, &key, &val))
+			return -EINVAL;
+		if (n == max)
+			return -ENOSPC;
+		keys[n] = key;
+		vals[n++] = val;
+		buf += len;
+		if (*buf == '\n')
+			buf++;
+	}
+	return n;
+}
+
+int keyed_read(const char *path, int *keys, long long *vals, int max)
+{
+	char buf[1024];
+	int r = read_text(path, buf, sizeof(buf));
+
+	return r < 0 ? r : keyed_parse(buf, keys, vals, max);
+}
+
+long long cg_tier_read(const char *cg, const char *file, int key)
+{
+	int keys[TT_MAX_TIERS];
+	long long vals[TT_MAX_TIERS];
+	char path[512];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	n = keyed_read(path, keys, vals, TT_MAX_TIERS);
+	for (int i = 0; i < n; i++)
+		if (keys[i] == key)
+			return vals[i];
+	return LLONG_MIN;
+}
+
+int cg_tier_write(const char *cg, const char *file, int key, const char *val)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "%d %s\n", key, val);
+	return cg_write(cg, file, line);
+}
+
+long long cg_tier_event(const char *cg, int key, const char *name)
+{
+	char path[512], buf[1024], field[32], *line, *save;
+
+	snprintf(path, sizeof(path), "%s/memory.tiers.events", cg);
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return LLONG_MIN;
+	snprintf(field, sizeof(field), " %s=", name);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end, *p;
+		long k = strtol(line, &end, 10);
+
+		if (end == line || *end != ' ' || k != key)
+			continue;
+		p = strstr(end, field);
+		return p ? strtoll(p + strlen(field), NULL, 10) : LLONG_MIN;
+	}
+	return LLONG_MIN;
+}
+
+long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const *names,
+				     int nnames)
+{
+	static char buf[1 << 14];
+	struct tt_tier tiers[TT_MAX_TIERS];
+	bool counted[TT_MAX_NODES] = { false };
+	int ntiers = tiers_read(tiers, TT_MAX_TIERS), found = 0;
+	char path[512], *line, *save;
+	long long sum = 0;
+
+	if (ntiers <= 0)
+		return LLONG_MIN;
+	for (int i = 0; i < ntiers; i++)
+		for (int node = 0; node < TT_MAX_NODES; node++)
+			if (tiers[i].key <= key && tiers[i].nodes[node])
+				counted[node] = true;
+	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return LLONG_MIN;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t klen = strcspn(line, " ");
+		bool want = false;
+
+		for (int i = 0; i < nnames; i++)
+			if (strlen(names[i]) == klen && !strncmp(line, names[i], klen))
+				want = true;
+		if (!want)
+			continue;
+		found++;
+		for (char *p = strstr(line, " N"); p; p = strstr(p + 1, " N")) {
+			int node;
+			long long v;
+
+			if (sscanf(p, " N%d=%lld", &node, &v) == 2 && node >= 0 &&
+			    node < TT_MAX_NODES && counted[node])
+				sum += v;
+		}
+	}
+	return found == nnames ? sum : LLONG_MIN;
+}
+
+long long cg2_numa_upto_tier(const char *cg, int key)
+{
+	static const char *const anon_file[] = { "anon", "file" };
+
+	return cg2_numa_entries_upto_tier(cg, key, anon_file, ARRAY_SIZE(anon_file));
 }
 
 /* ---- processes ------------------------------------------------------------ */

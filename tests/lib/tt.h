@@ -139,6 +139,52 @@ long long cg1_numa_stat(const char *cg, const char *name, int node);
  * bytes; LLONG_MIN when missing. */
 long long cg2_numa_stat(const char *cg, const char *name, int node);
 
+/* ---- memory tiers and the cgroup v2 memory.tiers.* files ------------------ */
+/*
+ * A tier is a kernel memory tier, /sys/devices/virtual/memory_tiering/
+ * memory_tierN, keyed by that N; only tiers with a node with memory count,
+ * fastest first (ascending key).  memory.tiers.{current,peak,low,high,max}
+ * have one "N value" line per tier except the slowest, and every value is
+ * cumulative: about tier N and every faster tier.
+ */
+#define TT_MAX_TIERS 8
+/* What a "max" value reads as. */
+#define TT_TIER_MAX INT64_MAX
+struct tt_tier {
+	int key;			/* the N of memory_tierN */
+	bool nodes[TT_MAX_NODES];	/* its nodes with memory */
+	int nnodes;
+};
+/* The tiers holding a node with memory, ascending key: their number, or
+ * -errno. */
+int tiers_read(struct tt_tier *tiers, int max);
+/* The key of the tier of a node with memory, or -1. */
+int tier_of_node(int node);
+/*
+ * Parse "N value" lines (value digits or "max", read as TT_TIER_MAX) into
+ * keys[] and vals[]: the number of lines, -EINVAL for a line of any other
+ * form, -ENOSPC beyond max.  keyed_read() does it on a file (-errno when
+ * it cannot be read).
+ */
+int keyed_parse(const char *buf, int *keys, long long *vals, int max);
+int keyed_read(const char *path, int *keys, long long *vals, int max);
+/* One tier's value in a cgroup's keyed file: TT_TIER_MAX for "max",
+ * LLONG_MIN when there is no such line or the file does not parse. */
+long long cg_tier_read(const char *cg, const char *file, int key);
+/* Write the one line "key val\n" to a cgroup's file: 0 or -errno. */
+int cg_tier_write(const char *cg, const char *file, int key, const char *val);
+/* A field ("low", "high", "max", "fallback") of one tier's line of
+ * memory.tiers.events ("N low=1 high=2 max=3 fallback=4"); LLONG_MIN when
+ * missing. */
+long long cg_tier_event(const char *cg, int key, const char *name);
+/* memory.numa_stat "anon" + "file", from one read, summed over the nodes of
+ * the tiers with a key <= key: what memory.tiers.current's line key
+ * counts; LLONG_MIN when unreadable. */
+long long cg2_numa_upto_tier(const char *cg, int key);
+/* The same for other memory.numa_stat entries (the LRU lists, ...). */
+long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const *names,
+				     int nnames);
+
 /* ---- processes ------------------------------------------------------------ */
 /* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid, once
  * the child is in cg (or is exiting with 126, unable to join it). */

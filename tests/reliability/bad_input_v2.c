@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Bad input to the cgroup v2 top-tier files, the tiering sysctls and the
- * read-only tiering sysfs files.  Each writable interface is set to a known
- * value that is not its default (so a reset cannot pass for "kept"), then
- * fed a table of bad values: every one must be refused with EINVAL and the
- * value must read back as before.  All values of a table are tried; the
- * case lists each one that was not refused.  The runner fails the test on
- * any console splat.
+ * Bad input to the cgroup v2 memory.tiers.* files, the tiering sysctls and
+ * the read-only tiering sysfs files.  Each writable interface is set to a
+ * known value that is not its default (so a reset cannot pass for "kept"),
+ * then fed a table of bad values: every one must be refused with EINVAL
+ * and the file must read back as before, every line of it.  All values of
+ * a table are tried; the case lists each one that was not refused.  The
+ * runner fails the test on any console splat.
+ *
+ * memory.tiers.{low,high,max} take lines "N value", N the key of a memory
+ * tier (read from /sys/devices/virtual/memory_tiering, never assumed), one
+ * line per tier except the slowest.  Bad writes, besides bad values: an
+ * unknown key, the slowest tier's key, a missing value, a malformed line,
+ * `max` for low, and two lines of which one is bad (all lines are checked
+ * before any takes effect: the good one must not take effect either).  On
+ * 3tier the value set first is a write of two good lines, which must set
+ * both.  (`auto` is refused today too, but is to become a value: not
+ * tested here.)
  *
  * The errnos, from the 6.12 sources:
- *  - a bad value: EINVAL, from mem_cgroup_toptier_parse() and from
+ *  - a bad value: EINVAL, from the memory.tiers parser and from
  *    proc_dointvec_minmax() / proc_douintvec_minmax(), which turn every
  *    parse and range failure into EINVAL;
  *  - root writing a read-only cgroup file (0444): the cgroup kernfs root
@@ -24,17 +34,19 @@
  *    and root's, sysctls 0644); writing a sysctl fd that root opened fails
  *    with EPERM, as proc_sys_call_handler() checks the writer again.
  *
- * memory.toptier.peak is the exception: like 6.12's memory.peak, any
+ * memory.tiers.peak is the exception: like 6.12's memory.peak, any
  * non-empty write resets the peak that fd reads, whatever it says, so it
  * refuses nothing.  The test checks it takes every value of the table
  * exactly as memory.peak does, and that the peak a new fd reads stays.
  *
- * toptier-test: topology=2tier timeout=300 debug=yes
+ * toptier-test: topology=2tier,3tier timeout=300 debug=yes
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +54,13 @@
 
 #include "tt.h"
 
-#define LOW		"memory.toptier.low"
-#define HIGH		"memory.toptier.high"
-#define MAX		"memory.toptier.max"
-#define PEAK		"memory.toptier.peak"
-#define CURRENT		"memory.toptier.current"
-#define EVENTS		"memory.toptier.events"
+#define LOW		"memory.tiers.low"
+#define HIGH		"memory.tiers.high"
+#define MAX		"memory.tiers.max"
+#define PEAK		"memory.tiers.peak"
+#define CURRENT		"memory.tiers.current"
+#define EVENTS		"memory.tiers.events"
+#define TIERS_DIR	"/sys/devices/virtual/memory_tiering"
 #define SCALE_FACTOR	"/proc/sys/vm/toptier_scale_factor"
 #define ZONE_RECLAIM	"/proc/sys/vm/zone_reclaim_mode"
 #define HOT_THRESHOLD	"/proc/sys/kernel/numa_balancing_hot_threshold_ms"
@@ -56,13 +69,25 @@
 #define IS_TOPTIER	NODE_DIR "/is_toptier"
 
 static const char *const v2_files[] = { LOW, HIGH, MAX, PEAK, CURRENT, EVENTS };
+static const char *const old_files[] = {
+	"memory.toptier.low", "memory.toptier.high", "memory.toptier.max",
+	"memory.toptier.peak", "memory.toptier.current", "memory.toptier.events",
+};
+
+static struct tt_tier tiers[TT_MAX_TIERS];
+static int ntiers;
+/* The keys of the tiers of node0 and node1. */
+#define K0 (tiers[0].key)
+#define K1 (tiers[1].key)
+#define KSLOW (tiers[ntiers - 1].key)
 
 /*
- * Bad for memory.toptier.{low,high,max}.  "\n" is the empty value: it is
- * what echo "" writes, and a zero-length write never reaches a kernfs
- * handler (cgroup_file_write() returns 0 for it).  Values above the page
- * counter range are clamped to "max", as memory.max does, so "huge" here
- * means beyond 64 bits.
+ * Bad values for memory.tiers.{low,high,max}, written after a valid key
+ * ("N value"), and as they are to memory.tiers.peak.  "\n" is the empty
+ * value: it is what echo "" writes, and a zero-length write never reaches
+ * a kernfs handler (cgroup_file_write() returns 0 for it).  Values above
+ * the page counter range are clamped to "max", as memory.max does, so
+ * "huge" here means beyond 64 bits.
  */
 static const char *const bad_bytes[] = {
 	"\n",				/* empty */
@@ -213,6 +238,7 @@ static enum tt_result refuse_table(const char *path, const char *set, const char
 		write_text(path, set);	/* the next value starts from it again */
 	}
 	TT_EXPECT(failed == 0, "%s: %d of %d bad values were not refused", path, failed, n);
+	tt_diag("%s: all %d bad values refused, the value kept", path, n);
 	return TT_PASS;
 }
 
@@ -231,21 +257,165 @@ static enum tt_result test_root(void)
 		TT_EXPECT(r == -ENOENT, "the root cgroup's %s: writing 0 %s, want ENOENT",
 			  v2_files[i], outcome(r, "0"));
 	}
+	/* The files memory.tiers.* replaced are gone, from every cgroup. */
+	for (size_t i = 0; i < ARRAY_SIZE(old_files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, old_files[i]);
+		TT_EXPECT(!path_exists(path), "%s is still there", path);
+	}
 	return TT_PASS;
 }
 
 /* ---- the limits ------------------------------------------------------------- */
-static enum tt_result limit_body(const char *file, const char *set)
+/* The workbench's topologies: node k alone in the k-th tier. */
+static bool tiers_ok(void)
 {
-	char *cg = mkcg("tt_bad_limit");
-	char path[512];
+	int want = !strcmp(topology(), "3tier") ? 3 : 2;
 
-	TT_EXPECT(cg, "cannot create the cgroup");
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	return refuse_table(path, set, bad_bytes);
+	if (ntiers != want) {
+		tt_diag("%d memory tiers with memory on %s, want %d", ntiers, topology(), want);
+		return false;
+	}
+	for (int i = 0; i < ntiers; i++)
+		if (!tiers[i].nodes[i] || tiers[i].nnodes != 1) {
+			tt_diag("memory_tier%d does not hold node%d alone", tiers[i].key, i);
+			return false;
+		}
+	return true;
 }
 
-/* ---- memory.toptier.peak ---------------------------------------------------- */
+static bool is_key(int key)
+{
+	for (int i = 0; i < ntiers; i++)
+		if (tiers[i].key == key)
+			return true;
+	return false;
+}
+
+/* A memory_tierN directory of a tier without memory, or -1. */
+static int memoryless_tier(void)
+{
+	struct dirent *d;
+	DIR *dir = opendir(TIERS_DIR);
+	int found = -1;
+
+	while (dir && found < 0 && (d = readdir(dir))) {
+		char *end;
+		long key;
+
+		if (strncmp(d->d_name, "memory_tier", 11))
+			continue;
+		key = strtol(d->d_name + 11, &end, 10);
+		if (end != d->d_name + 11 && !*end && key >= 0 && key < INT_MAX && !is_key(key))
+			found = (int)key;
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+#define MAX_BAD 64
+static char bad_buf[MAX_BAD][96];
+static const char *bad_lines[MAX_BAD + 1];
+static int nbad;
+
+static void add_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (nbad == MAX_BAD)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(bad_buf[nbad], sizeof(bad_buf[0]), fmt, ap);
+	va_end(ap);
+	bad_lines[nbad] = bad_buf[nbad];
+	bad_lines[++nbad] = NULL;
+}
+
+/*
+ * The bad writes to a limit file whose set value is not 64M on any line:
+ * "good" lines below write 64M, so that one taking effect shows.
+ */
+static const char *const *bad_table(bool low)
+{
+	int unknown = K0 + 1, far = KSLOW + 1000, memoryless = memoryless_tier();
+
+	while (is_key(unknown))
+		unknown++;
+	nbad = 0;
+	bad_lines[0] = NULL;
+	/* Bad values after a valid key. */
+	for (const char *const *v = bad_bytes; *v; v++)
+		add_bad("%d %s", K0, *v);
+	if (low)
+		add_bad("%d max\n", K0);	/* low refuses max */
+	/* Unknown keys: the slowest tier's, ones that are no tier's, huge, negative. */
+	add_bad("%d 64M\n", KSLOW);
+	add_bad("%d 64M\n", unknown);
+	add_bad("%d 64M\n", far);
+	add_bad("99999999999999999999 64M\n");
+	add_bad("-%d 64M\n", K0);
+	if (memoryless >= 0)
+		add_bad("%d 64M\n", memoryless);
+	/* A missing value. */
+	add_bad("%d", K0);
+	add_bad("%d\n", K0);
+	/* Malformed lines. */
+	add_bad("junk\n");
+	add_bad("abc 64M\n");
+	add_bad("%dx 64M\n", K0);
+	add_bad("%d 64M junk\n", K0);
+	add_bad("%d 64M 64M\n", K0);
+	add_bad("%d=64M\n", K0);
+	add_bad("64M\n");
+	/* Two lines, one bad: nothing may take effect, the good line neither. */
+	add_bad("%d 64M\n%d 64M\n", K0, KSLOW);
+	add_bad("%d 64M\n%d 64M\n", K0, unknown);
+	add_bad("%d 64M\n%d abc\n", K0, K0);
+	add_bad("%d abc\n%d 64M\n", K0, K0);
+	add_bad("%d 64M\njunk\n", K0);
+	add_bad("%d 64M\n%d\n", K0, K0);
+	if (ntiers >= 3) {
+		add_bad("%d 64M\n%d abc\n", K0, K1);
+		add_bad("%d -1\n%d 64M\n", K0, K1);
+		add_bad("%d 64M\n%d 64M\n%d 64M\n", K0, K1, KSLOW);
+		if (low)
+			add_bad("%d 64M\n%d max\n", K0, K1);
+	}
+	return bad_lines;
+}
+
+/*
+ * Set the file to its value (on 3tier both lines in one write, which must
+ * set both), then every bad write is refused with EINVAL and changes
+ * nothing, and the file still reads as "N value" lines.
+ */
+static enum tt_result limit_body(const char *file, long long v0, long long v1, bool low)
+{
+	char *cg = mkcg("tt_bad_limit");
+	char path[512], set[128];
+	enum tt_result r;
+
+	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	if (ntiers >= 3)
+		snprintf(set, sizeof(set), "%d %lldM\n%d %lldM\n", K0, v0, K1, v1);
+	else
+		snprintf(set, sizeof(set), "%d %lldM\n", K0, v0);
+	r = refuse_table(path, set, bad_table(low));
+	if (r != TT_PASS)
+		return r;
+	TT_EXPECT(cg_tier_read(cg, file, K0) == v0 * (long long)MB, "%s line %d reads %lld, "
+		  "want %lld MB", file, K0, cg_tier_read(cg, file, K0), v0);
+	if (ntiers >= 3)
+		TT_EXPECT(cg_tier_read(cg, file, K1) == v1 * (long long)MB, "%s line %d reads "
+			  "%lld, want %lld MB: a write of two lines did not set both", file, K1,
+			  cg_tier_read(cg, file, K1), v1);
+	return TT_PASS;
+}
+
+/* ---- memory.tiers.peak ------------------------------------------------------ */
 static int write_fd(int fd, const char *val)
 {
 	ssize_t r = write(fd, val, strlen(val));
@@ -253,44 +423,77 @@ static int write_fd(int fd, const char *val)
 	return r < 0 ? -errno : (int)r;
 }
 
+/* One tier's line of a keyed file, read through an open fd. */
+static long long fd_tier_read(int fd, int key)
+{
+	int keys[TT_MAX_TIERS];
+	long long vals[TT_MAX_TIERS];
+	char buf[1024];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return LLONG_MIN;
+	buf[n] = 0;
+	n = keyed_parse(buf, keys, vals, TT_MAX_TIERS);
+	for (int i = 0; i < n; i++)
+		if (keys[i] == key)
+			return vals[i];
+	return LLONG_MIN;
+}
+
+/* A write through one fd, to memory.peak and memory.tiers.peak alike. */
+static enum tt_result peak_write(const char *cg, const char *v, long long peak)
+{
+	char mpath[512], tpath[512];
+	int mfd, tfd, rm, rt;
+	long long fd_peak;
+
+	snprintf(mpath, sizeof(mpath), "%s/memory.peak", cg);
+	snprintf(tpath, sizeof(tpath), "%s/%s", cg, PEAK);
+	mfd = open(mpath, O_RDWR | O_CLOEXEC);
+	tfd = open(tpath, O_RDWR | O_CLOEXEC);
+	rm = mfd < 0 ? -errno : write_fd(mfd, v);
+	rt = tfd < 0 ? -errno : write_fd(tfd, v);
+	fd_peak = tfd < 0 ? LLONG_MIN : fd_tier_read(tfd, K0);
+	if (mfd >= 0)
+		close(mfd);
+	if (tfd >= 0)
+		close(tfd);
+	TT_EXPECT(rt == rm, "\"%s\": %s %s, memory.peak %s", shown(v), PEAK, outcome(rt, v),
+		  outcome(rm, v));
+	TT_EXPECT(rt == (int)strlen(v), "\"%s\" %s, want it taken as a reset", shown(v),
+		  outcome(rt, v));
+	TT_EXPECT(fd_peak >= 0 && fd_peak < peak - 8 * (long long)MB,
+		  "after \"%s\" the fd reads %lld on line %d: not reset (peak %lld)", shown(v),
+		  fd_peak, K0, peak);
+	TT_EXPECT(cg_tier_read(cg, PEAK, K0) == peak, "\"%s\" changed the peak a new fd reads: "
+		  "%lld, was %lld", shown(v), cg_tier_read(cg, PEAK, K0), peak);
+	return TT_PASS;
+}
+
 static enum tt_result peak_body(void)
 {
 	char *cg = mkcg("tt_bad_peak");
-	char mpath[512], tpath[512];
 	long long peak, cur;
 
+	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
 	TT_EXPECT(cg, "cannot create the cgroup");
-	snprintf(mpath, sizeof(mpath), "%s/memory.peak", cg);
-	snprintf(tpath, sizeof(tpath), "%s/%s", cg, PEAK);
-	/* A peak well above the usage: 16 MB on the top tier, then freed. */
+	/* A peak well above the usage: 16 MB on node0, then freed. */
 	holders[0] = holder_start(cg, 16 * MB, 4, false);
 	TT_EXPECT(holders[0], "no holder");
 	holder_stop(holders[0]);
 	holders[0] = NULL;
-	peak = cg_read_ll(cg, PEAK);
-	cur = cg_read_ll(cg, CURRENT);
+	peak = cg_tier_read(cg, PEAK, K0);
+	cur = cg_tier_read(cg, CURRENT, K0);
 	TT_EXPECT(peak >= 15 * (long long)MB && cur >= 0 && cur < peak - 8 * (long long)MB,
-		  "premise: peak %lld, current %lld", peak, cur);
-	for (const char *const *v = bad_bytes; *v; v++) {
-		int mfd = open(mpath, O_RDWR | O_CLOEXEC), tfd = open(tpath, O_RDWR | O_CLOEXEC);
-		int rm = mfd < 0 ? -errno : write_fd(mfd, *v);
-		int rt = tfd < 0 ? -errno : write_fd(tfd, *v);
-		long long fd_peak = tfd < 0 ? LLONG_MIN : fd_read_ll(tfd);
-
-		if (mfd >= 0)
-			close(mfd);
-		if (tfd >= 0)
-			close(tfd);
-		TT_EXPECT(rt == rm, "\"%s\": %s %s, memory.peak %s", shown(*v), PEAK,
-			  outcome(rt, *v), outcome(rm, *v));
-		TT_EXPECT(rt == (int)strlen(*v), "\"%s\" %s, want it taken as a reset",
-			  shown(*v), outcome(rt, *v));
-		TT_EXPECT(fd_peak >= 0 && fd_peak < peak - 8 * (long long)MB,
-			  "after \"%s\" the fd reads %lld: not reset (peak %lld)", shown(*v),
-			  fd_peak, peak);
-		TT_EXPECT(cg_read_ll(cg, PEAK) == peak, "\"%s\" changed the peak a new fd reads: "
-			  "%lld, was %lld", shown(*v), cg_read_ll(cg, PEAK), peak);
-	}
+		  "premise: peak %lld, current %lld (line %d)", peak, cur, K0);
+	for (const char *const *v = bad_bytes; *v; v++)
+		if (peak_write(cg, *v, peak) != TT_PASS)
+			return TT_FAIL;
+	/* What is bad for the limits is a reset here too. */
+	for (const char *const *v = bad_table(true); *v; v++)
+		if (peak_write(cg, *v, peak) != TT_PASS)
+			return TT_FAIL;
 	return TT_PASS;
 }
 
@@ -299,9 +502,11 @@ static enum tt_result ro_cgroup_body(void)
 {
 	static const char *const files[] = { CURRENT, EVENTS };
 	char *cg = mkcg("tt_bad_ro");
-	char path[512], before[256];
+	char path[512], before[256], line[32];
 
+	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
 	TT_EXPECT(cg, "cannot create the cgroup");
+	snprintf(line, sizeof(line), "%d 0\n", K0);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		enum tt_result r;
 
@@ -309,6 +514,8 @@ static enum tt_result ro_cgroup_body(void)
 		TT_EXPECT(read_value(path, before, sizeof(before)), "%s: %s", path, before);
 		/* The open succeeds; the write finds no handler. */
 		r = refused(path, "0", EINVAL, before);
+		if (r == TT_PASS)
+			r = refused(path, line, EINVAL, before);
 		if (r != TT_PASS)
 			return r;
 	}
@@ -391,19 +598,25 @@ static enum tt_result nobody_refused(const char *path, const char *val, int fd, 
 static enum tt_result nobody_body(void)
 {
 	static const struct {
-		const char *file, *val;
+		const char *file, *val;	/* val after the key of node0's tier, or alone */
+		bool keyed;
 	} files[] = {
-		{ LOW, "1M" }, { HIGH, "1M" }, { MAX, "1M" }, { PEAK, "1" },
-		{ CURRENT, "0" }, { EVENTS, "0" },
+		{ LOW, "1M", true }, { HIGH, "1M", true }, { MAX, "1M", true },
+		{ PEAK, "1", false }, { CURRENT, "0", false }, { EVENTS, "0", false },
 	};
 	char *cg = mkcg("tt_bad_nobody");
-	char path[512], paths[TT_MAX_NODES + 1][128];
+	char path[512], paths[TT_MAX_NODES + 1][128], val[64];
 	int failed = 0, n;
 
+	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", cg, files[i].file);
-		failed += nobody_refused(path, files[i].val, -1, EACCES) != TT_PASS;
+		if (files[i].keyed)
+			snprintf(val, sizeof(val), "%d %s\n", K0, files[i].val);
+		else
+			snprintf(val, sizeof(val), "%s", files[i].val);
+		failed += nobody_refused(path, val, -1, EACCES) != TT_PASS;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(sysctls); i++) {
 		int fd = open(sysctls[i].path, O_WRONLY | O_CLOEXEC);
@@ -426,27 +639,39 @@ static enum tt_result reads_body(void)
 {
 	struct tt_zone zones[TT_MAX_ZONES];
 	char *cg = mkcg("tt_bad_reads");
-	char path[512], buf[256], paths[TT_MAX_NODES + 1][128];
+	char buf[256], paths[TT_MAX_NODES + 1][128];
 	bool nodes[TT_MAX_NODES];
-	long long cur;
 	int n;
 
+	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	holders[0] = holder_start(cg, 16 * MB, 5, false);
 	TT_EXPECT(holders[0], "no holder");
-	cur = cg_read_ll(cg, CURRENT);
-	TT_EXPECT(cur >= 15 * (long long)MB, "%s is %lld with 16 MB held", CURRENT, cur);
-	TT_EXPECT(cg_read_ll(cg, PEAK) >= cur, "%s %lld below current %lld", PEAK,
-		  cg_read_ll(cg, PEAK), cur);
-	TT_EXPECT(cg_read_ll(cg, LOW) == 0, "%s is %lld", LOW, cg_read_ll(cg, LOW));
-	snprintf(path, sizeof(path), "%s/%s", cg, HIGH);
-	TT_EXPECT(read_value(path, buf, sizeof(buf)) && !strcmp(buf, "max"), "%s is %s", HIGH, buf);
-	snprintf(path, sizeof(path), "%s/%s", cg, MAX);
-	TT_EXPECT(read_value(path, buf, sizeof(buf)) && !strcmp(buf, "max"), "%s is %s", MAX, buf);
-	TT_EXPECT(cg_read_key(cg, EVENTS, "low") == 0 && cg_read_key(cg, EVENTS, "high") == 0 &&
-		  cg_read_key(cg, EVENTS, "max") == 0, "%s of a new cgroup is not all 0", EVENTS);
-	TT_EXPECT(cg_read_key(cg, "memory.stat", "toptier") > 0, "memory.stat toptier %lld",
-		  cg_read_key(cg, "memory.stat", "toptier"));
+	for (int i = 0; i < ntiers - 1; i++) {
+		int key = tiers[i].key;
+		long long cur = cg_tier_read(cg, CURRENT, key), peak = cg_tier_read(cg, PEAK, key);
+
+		/* The 16 MB are on node0: in every line, cumulative. */
+		TT_EXPECT(cur >= 15 * (long long)MB, "%s line %d is %lld with 16 MB held", CURRENT,
+			  key, cur);
+		TT_EXPECT(peak >= cur, "%s line %d %lld below current %lld", PEAK, key, peak, cur);
+		TT_EXPECT(cg_tier_read(cg, LOW, key) == 0, "%s line %d is %lld", LOW, key,
+			  cg_tier_read(cg, LOW, key));
+		TT_EXPECT(cg_tier_read(cg, HIGH, key) == TT_TIER_MAX, "%s line %d is %lld", HIGH,
+			  key, cg_tier_read(cg, HIGH, key));
+		TT_EXPECT(cg_tier_read(cg, MAX, key) == TT_TIER_MAX, "%s line %d is %lld", MAX,
+			  key, cg_tier_read(cg, MAX, key));
+		TT_EXPECT(cg_tier_event(cg, key, "low") == 0 &&
+			  cg_tier_event(cg, key, "high") == 0 &&
+			  cg_tier_event(cg, key, "max") == 0 &&
+			  cg_tier_event(cg, key, "fallback") == 0,
+			  "%s line %d of a new cgroup is not all 0", EVENTS, key);
+	}
+	TT_EXPECT(cg_tier_read(cg, CURRENT, KSLOW) == LLONG_MIN, "%s has a line for the slowest "
+		  "tier, %d", CURRENT, KSLOW);
+	TT_EXPECT(cg_read_key(cg, "memory.stat", "pgdemote_tierlimit") == 0,
+		  "memory.stat pgdemote_tierlimit %lld",
+		  cg_read_key(cg, "memory.stat", "pgdemote_tierlimit"));
 	TT_EXPECT(file_key("/proc/meminfo", "TopTierTotal") > 0, "/proc/meminfo TopTierTotal %lld",
 		  file_key("/proc/meminfo", "TopTierTotal"));
 	n = zoneinfo_read(zones, TT_MAX_ZONES);
@@ -468,9 +693,9 @@ static enum tt_result reads_body(void)
 	return TT_PASS;
 }
 
-TT_WITH_CLEANUP(test_low, limit_body(LOW, "100M"), cleanup)
-TT_WITH_CLEANUP(test_high, limit_body(HIGH, "200M"), cleanup)
-TT_WITH_CLEANUP(test_max, limit_body(MAX, "300M"), cleanup)
+TT_WITH_CLEANUP(test_low, limit_body(LOW, 100, 150, true), cleanup)
+TT_WITH_CLEANUP(test_high, limit_body(HIGH, 200, 250, false), cleanup)
+TT_WITH_CLEANUP(test_max, limit_body(MAX, 300, 350, false), cleanup)
 TT_WITH_CLEANUP(test_peak, peak_body(), cleanup)
 TT_WITH_CLEANUP(test_ro_cgroup, ro_cgroup_body(), cleanup)
 TT_WITH_CLEANUP(test_scale_factor, sysctl_body(0), cleanup)
@@ -484,10 +709,10 @@ int main(void)
 {
 	static const struct tt_case cases[] = {
 		{ "v2_files_absent_on_root_cgroup", test_root },
-		{ "toptier_low_refuses_bad_values", test_low },
-		{ "toptier_high_refuses_bad_values", test_high },
-		{ "toptier_max_refuses_bad_values", test_max },
-		{ "toptier_peak_takes_any_write_as_memory_peak", test_peak },
+		{ "tiers_low_refuses_bad_writes", test_low },
+		{ "tiers_high_refuses_bad_writes", test_high },
+		{ "tiers_max_refuses_bad_writes", test_max },
+		{ "tiers_peak_takes_any_write_as_memory_peak", test_peak },
 		{ "read_only_cgroup_files_refuse_root_writes", test_ro_cgroup },
 		{ "read_only_sysfs_files_refuse_root_writes", test_ro_sysfs },
 		{ "toptier_scale_factor_refuses_bad_values", test_scale_factor },
@@ -495,11 +720,14 @@ int main(void)
 		{ "hot_threshold_ms_refuses_bad_values", test_hot_threshold },
 		{ "rate_limit_mbps_refuses_bad_values", test_rate_limit },
 		{ "unprivileged_writes_refused", test_nobody },
-		{ "toptier_reads_work_after_bad_writes", test_reads },
+		{ "tiers_reads_work_after_bad_writes", test_reads },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(sysctls); i++)
 		if (!read_value(sysctls[i].path, sysctl_orig[i], sizeof(sysctl_orig[i])))
 			sysctl_orig[i][0] = 0;
+	ntiers = tiers_read(tiers, TT_MAX_TIERS);
+	if (ntiers < 0)
+		ntiers = 0;
 	return tt_run(cases, ARRAY_SIZE(cases));
 }

@@ -1556,12 +1556,11 @@ static void chaos_step_one(int op)
 	}
 }
 
-/* What the top-tier enforcement did in tt_stress (diagnostics only). */
+/* What the tier limits' enforcement did in tt_stress (diagnostics only). */
 static void report_enforcement(void)
 {
 	static const char *const keys[] = {
-		"pgdemote_toptier", "pgpromote_toptier_denied", "toptier_max_fallback",
-		"toptier_demote_stalled",
+		"pgdemote_tierlimit", "pgpromote_tierlimit_denied",
 	};
 	char line[512], path[512], ev[256];
 	size_t off = 0;
@@ -1573,12 +1572,12 @@ static void report_enforcement(void)
 		if (v != LLONG_MIN)
 			off += snprintf(line + off, sizeof(line) - off, " %s %lld", keys[i], v);
 	}
-	snprintf(path, sizeof(path), "%s/memory.toptier.events", top_cg);
+	snprintf(path, sizeof(path), "%s/memory.tiers.events", top_cg);
 	if (read_text(path, ev, sizeof(ev)) > 0) {
 		for (char *p = ev; *p; p++)
 			if (*p == '\n')
 				*p = ',';
-		off += snprintf(line + off, sizeof(line) - off, "; toptier.events %s", ev);
+		off += snprintf(line + off, sizeof(line) - off, "; tiers.events %s", ev);
 	}
 	if (off)
 		tt_diag("tt_stress:%s", line);

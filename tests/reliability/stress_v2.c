@@ -3,21 +3,24 @@
  * Stress under cgroup v2 (issue 7): cgroups come and go while workers
  * allocate, touch, migrate and free anonymous, file and shmem memory across
  * tiers with THP on, promotion and demotion run, workers move between
- * cgroups and memory.toptier.low/high/max, vm.toptier_scale_factor and
- * more are rewritten at random.  The engine and what it checks are
- * described in stress.h; this file has what is specific to v2.
+ * cgroups and memory.tiers.low/high/max, vm.toptier_scale_factor and more
+ * are rewritten at random.  The engine and what it checks are described in
+ * stress.h; this file has what is specific to v2.
  *
- * At quiescent points memory.toptier.current must equal the LRU entries of
- * memory.numa_stat (inactive/active anon and file, unevictable) summed over
- * the top-tier nodes, within TOL (stress.h).  The LRU entries, not anon +
- * file: "anon" is NR_ANON_MAPPED, which drops the unmapped part of a THP
- * that was partially unmapped (and waits on the deferred split queue),
- * while the charge and the LRU keep the whole folio until it is split.
- * memory.stat's toptier (the same LRU statistics) must agree too,
- * memory.toptier.peak must be at least current and current at most
- * memory.current.  A write of memory.toptier.max well above the usage must
- * not block (nothing to demote).  At teardown tt_stress must come back to
- * exactly 0.
+ * memory.tiers.* have one "N value" line per memory tier except the
+ * slowest (N the tier's key, read from sysfs), each cumulative: tier N and
+ * every faster tier.  At quiescent points every line of memory.tiers.current
+ * must equal the LRU entries of memory.numa_stat (inactive/active anon and
+ * file, unevictable) summed over the nodes of the tiers <= N, within TOL
+ * (stress.h).  The LRU entries, not anon + file: "anon" is NR_ANON_MAPPED,
+ * which drops the unmapped part of a THP that was partially unmapped (and
+ * waits on the deferred split queue), while the charge and the LRU keep the
+ * whole folio until it is split.  Every line of memory.tiers.peak must be at
+ * least that of current, the lines must not decrease from fastest to
+ * slowest, and none may be above memory.current.  A write of a
+ * memory.tiers.max line well above that line's usage must not block
+ * (nothing to demote); "max" written to memory.tiers.low must be refused
+ * with EINVAL and leave the line as it was.  At teardown tt_stress must come back to exactly 0.
  *
  * Parameters (kernel command line): toptier.stress_seconds=N (60),
  * toptier.seed=S (from the clock; printed first).
@@ -26,47 +29,96 @@
  */
 #include "stress.h"
 
+#define CURRENT		"memory.tiers.current"
+#define PEAK		"memory.tiers.peak"
+
 static const char *const lru_names[] = {
 	"inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable",
 };
 static const char *const anon_file[] = { "anon", "file" };
+
+static struct tt_tier tiers[TT_MAX_TIERS];
+static int nlines;	/* lines of memory.tiers.*: every tier but the slowest */
 
 static int v2_enable_children(const char *cg)
 {
 	return cg_write(cg, "cgroup.subtree_control", "+memory");
 }
 
+/* The line of the fastest tier (node0's): the engine's "top-tier usage". */
 static long long v2_usage(const char *cg)
 {
-	return cg_read_ll(cg, "memory.toptier.current");
+	return nlines > 0 ? cg_tier_read(cg, CURRENT, tiers[0].key) : LLONG_MIN;
+}
+
+/* A keyed file's values, in the order of tiers[]: false unless every line is there. */
+static bool read_lines(const char *cg, const char *file, long long *vals)
+{
+	int keys[TT_MAX_TIERS], n;
+	long long v[TT_MAX_TIERS];
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	n = keyed_read(path, keys, v, TT_MAX_TIERS);
+	if (n != nlines)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (keys[i] != tiers[i].key)
+			return false;
+		vals[i] = v[i];
+	}
+	return true;
 }
 
 static bool v2_check(const char *cg, long long *usage, long long *ref, char *why,
 		     size_t len)
 {
-	long long cur = v2_usage(cg), lru, af = -1, stat, mem, peak;
-	int found = numa_stat_toptier(cg, lru_names, ARRAY_SIZE(lru_names), &lru);
+	long long cur[TT_MAX_TIERS], peak[TT_MAX_TIERS], lru[TT_MAX_TIERS], af, mem;
+	bool have_cur = read_lines(cg, CURRENT, cur), have_peak = read_lines(cg, PEAK, peak);
+	bool ok = have_cur && have_peak;
+	size_t off = 0;
+	int worst = 0;
 
-	numa_stat_toptier(cg, anon_file, ARRAY_SIZE(anon_file), &af);
-	stat = cg_read_key(cg, "memory.stat", "toptier");
 	mem = cg_read_ll(cg, "memory.current");
-	peak = cg_read_ll(cg, "memory.toptier.peak");
-	*usage = cur;
-	*ref = lru;
-	snprintf(why, len, "toptier.current %lld kB, numa_stat LRU %lld kB (anon+file %lld kB), "
-		 "memory.stat toptier %lld kB, toptier.peak %lld kB, memory.current %lld kB",
-		 cur / 1024, lru / 1024, af / 1024, stat / 1024, peak / 1024, mem / 1024);
-	if (cur == LLONG_MIN || stat == LLONG_MIN || mem == LLONG_MIN || peak == LLONG_MIN ||
-	    found != (int)ARRAY_SIZE(lru_names))
-		return false;
-	return cur >= 0 && llabs(cur - lru) <= TOL && llabs(stat - lru) <= TOL &&
-	       peak >= cur && cur <= mem + TOL;
+	ok = ok && mem != LLONG_MIN;
+	why[0] = 0;
+	for (int i = 0; i < nlines; i++) {
+		lru[i] = cg2_numa_entries_upto_tier(cg, tiers[i].key, lru_names,
+						    ARRAY_SIZE(lru_names));
+		af = cg2_numa_entries_upto_tier(cg, tiers[i].key, anon_file,
+						ARRAY_SIZE(anon_file));
+		if (!have_cur)
+			cur[i] = LLONG_MIN;
+		if (!have_peak)
+			peak[i] = LLONG_MIN;
+		if (off < len)
+			off += snprintf(why + off, len - off, "%stier %d: current %lld kB, "
+					"numa_stat LRU %lld kB (anon+file %lld kB), peak %lld kB",
+					i ? "; " : "", tiers[i].key, cur[i] / 1024, lru[i] / 1024,
+					af / 1024, peak[i] / 1024);
+		if (!ok || lru[i] == LLONG_MIN) {
+			ok = false;
+			continue;
+		}
+		if (cur[i] < 0 || llabs(cur[i] - lru[i]) > TOL || peak[i] < cur[i] ||
+		    cur[i] > mem + TOL || (i && cur[i] < cur[i - 1]))
+			ok = false;
+		if (llabs(cur[i] - lru[i]) > llabs(cur[worst] - lru[worst]))
+			worst = i;
+	}
+	if (off < len)
+		snprintf(why + off, len - off, "; memory.current %lld kB", mem / 1024);
+	/* The line furthest from the statistics is the one to settle. */
+	*usage = nlines && have_cur ? cur[worst] : LLONG_MIN;
+	*ref = nlines && ok ? lru[worst] : 0;
+	return ok && nlines > 0;
 }
 
 /*
- * A write of memory.toptier.max at least MAX_MARGIN above the usage (which
- * the workers may grow meanwhile) has nothing to demote: MAX_WRITE_S is
- * far more than taking the cgroup's locks needs, even on a debug kernel.
+ * A write of a memory.tiers.max line at least MAX_MARGIN above that line's
+ * usage (which the workers may grow meanwhile) has nothing to demote:
+ * MAX_WRITE_S is far more than taking the cgroup's locks needs, even on a
+ * debug kernel.
  */
 #define MAX_MARGIN	(64LL * (long long)MB)
 #define MAX_WRITE_S	10
@@ -101,18 +153,18 @@ static void limit_value(struct rng *r, char *val, size_t len, long long *bytes)
 static int v2_rewrite(const char *cg, struct rng *r, char *why, size_t len)
 {
 	static const char *const files[] = {
-		"memory.toptier.low", "memory.toptier.high", "memory.toptier.max",
-		"memory.toptier.max", "memory.toptier.high", "memory.toptier.low",
-		"memory.toptier.peak", "memory.reclaim",
+		"memory.tiers.low", "memory.tiers.high", "memory.tiers.max",
+		"memory.tiers.max", "memory.tiers.high", "memory.tiers.low",
+		"memory.tiers.peak", "memory.reclaim",
 	};
 	const char *file = files[rnd_below(r, ARRAY_SIZE(files))];
-	char val[32], path[512], buf[64];
+	char val[32], path[512];
 	long long want, got, before, high;
 	double t0, took;
-	int err;
+	int err, key;
 
 	limit_value(r, val, sizeof(val), &want);
-	if (!strcmp(file, "memory.toptier.peak")) {
+	if (!strcmp(file, "memory.tiers.peak")) {
 		/* A reset through an fd of its own: exercises the peak list. */
 		int fd;
 
@@ -131,34 +183,46 @@ static int v2_rewrite(const char *cg, struct rng *r, char *why, size_t len)
 		snprintf(why, len, "write %s to %s/%s: %s", val, cg, file, strerror(-err));
 		return err == -EAGAIN ? 0 : err;
 	}
-	before = v2_usage(cg);
-	high = cg_read_ll(cg, "memory.toptier.high");	/* LLONG_MIN: "max" */
+	/* Which line: drawn only with more than one, so 2tier seeds stay as they were. */
+	key = tiers[nlines > 1 ? rnd_below(r, nlines) : 0].key;
+	before = cg_tier_read(cg, CURRENT, key);
+	high = cg_tier_read(cg, "memory.tiers.high", key);
+	if (!strcmp(file, "memory.tiers.low") && want < 0) {
+		/* low refuses "max", and keeps what it had. */
+		long long low = cg_tier_read(cg, file, key);
+
+		err = cg_tier_write(cg, file, key, val);
+		got = cg_tier_read(cg, file, key);
+		snprintf(why, len, "write \"%d %s\" to %s/%s: %s, want EINVAL; it reads %lld, "
+			 "was %lld", key, val, cg, file, strerror(-err), got, low);
+		return err == -EINVAL && got == low ? 0 : -EINVAL;
+	}
 	t0 = now_s();
-	err = cg_write(cg, file, val);
+	err = cg_tier_write(cg, file, key, val);
 	took = now_s() - t0;
-	snprintf(why, len, "write %s to %s/%s: %s", val, cg, file, strerror(-err));
+	snprintf(why, len, "write \"%d %s\" to %s/%s: %s", key, val, cg, file, strerror(-err));
 	if (err)
 		return err;
 	/*
-	 * "Writing a limit below the current usage demotes the excess to the
-	 * lower tiers before the write returns" (cgroup-v2.rst): a max well
-	 * above the usage has nothing to demote and must return at once.
+	 * Lowering max demotes the excess before the write returns: a max
+	 * well above the line's usage has nothing to demote and must return
+	 * at once.
 	 */
-	if (!strcmp(file, "memory.toptier.max") && before >= 0 &&
+	if (!strcmp(file, "memory.tiers.max") && before >= 0 &&
 	    (want < 0 || want >= before + MAX_MARGIN) && took > MAX_WRITE_S) {
-		snprintf(why, len, "writing %s to %s/%s blocked for %.1f s, with %lld MB "
-			 "on the top tier before the write: nothing was over the new max "
-			 "(memory.toptier.high %lld MB)", val, cg, file, took,
-			 before / (long long)MB, high == LLONG_MIN ? -1 : high / (long long)MB);
+		snprintf(why, len, "writing \"%d %s\" to %s/%s blocked for %.1f s, with %lld MB "
+			 "in the line before the write: nothing was over the new max "
+			 "(memory.tiers.high %lld MB)", key, val, cg, file, took,
+			 before / (long long)MB,
+			 high == TT_TIER_MAX || high == LLONG_MIN ? -1 : high / (long long)MB);
 		return -ETIMEDOUT;
 	}
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
+	got = cg_tier_read(cg, file, key);
+	if (got == LLONG_MIN)
 		return -EIO;
-	got = !strncmp(buf, "max", 3) ? -1 : strtoll(buf, NULL, 10);
-	if (got != want) {
-		snprintf(why, len, "%s/%s reads %lld after writing %s (want %lld)", cg, file,
-			 got, val, want);
+	if (got != (want < 0 ? TT_TIER_MAX : want)) {
+		snprintf(why, len, "%s/%s line %d reads %lld after writing %s (want %lld, -1: max)",
+			 cg, file, key, got == TT_TIER_MAX ? -1 : got, val, want);
 		return -EINVAL;
 	}
 	return 0;
@@ -176,23 +240,32 @@ static void v2_before_spawn(const char *cg)
 }
 
 /*
- * Nothing of the removed children may be left: the page counter must be
- * exactly 0 (it is exact, and every page was freed), and so must the LRU
- * statistics (flushed every 2 s, so they get there too).
+ * Nothing of the removed children may be left: every line of the page
+ * counter must be exactly 0 (it is exact, and every page was freed), and
+ * so must the statistics (flushed every 2 s, so they get there too).
  */
 static bool v2_parent_empty(const char *cg, char *why, size_t len)
 {
-	static const char *const all_lru[] = {
-		"inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable",
-	};
-	long long cur = v2_usage(cg), stat = cg_read_key(cg, "memory.stat", "toptier");
+	long long cur[TT_MAX_TIERS], lru;
 	long long anon = cg_read_key(cg, "memory.stat", "anon");
-	long long file = cg_read_key(cg, "memory.stat", "file"), lru;
+	long long file = cg_read_key(cg, "memory.stat", "file");
+	bool have = read_lines(cg, CURRENT, cur), empty;
+	size_t off;
 
-	numa_stat_toptier(cg, all_lru, ARRAY_SIZE(all_lru), &lru);
-	snprintf(why, len, "toptier.current %lld, memory.stat toptier %lld, anon %lld, file %lld, "
-		 "numa_stat LRU on top tier %lld (bytes)", cur, stat, anon, file, lru);
-	return cur == 0 && stat == 0 && anon == 0 && file == 0 && lru == 0;
+	int found = numa_stat_toptier(cg, lru_names, ARRAY_SIZE(lru_names), &lru);
+
+	empty = have && found == (int)ARRAY_SIZE(lru_names) && anon == 0 && file == 0 &&
+		lru == 0;
+	off = snprintf(why, len, "memory.stat anon %lld, file %lld, numa_stat LRU on the top "
+		       "tier %lld, %s", anon, file, lru, CURRENT);
+	for (int i = 0; i < nlines && off < len; i++) {
+		off += snprintf(why + off, len - off, " %d:%lld", tiers[i].key,
+				have ? cur[i] : -1);
+		empty = empty && cur[i] == 0;
+	}
+	if (!have && off < len)
+		snprintf(why + off, len - off, " unreadable");
+	return empty;
 }
 
 static const struct stress_ops v2_ops = {
@@ -209,5 +282,10 @@ static const struct stress_ops v2_ops = {
 
 int main(void)
 {
+	int ntiers = tiers_read(tiers, TT_MAX_TIERS);
+
+	nlines = ntiers > 1 ? ntiers - 1 : 0;
+	if (!nlines)
+		printf("# %d memory tiers with memory: memory.tiers.* has no line\n", ntiers);
 	return stress_main(&v2_ops);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Limit-aware promotion: with numa_balancing=2, a cgroup at its
- * memory.toptier.max keeps its hot pages on node1 (the promotions are
- * refused and counted in pgpromote_toptier_denied and as "max" events),
+ * Limit-aware promotion: with numa_balancing=2, a cgroup at the max of
+ * node0's line of memory.tiers.max (its key read from sysfs) keeps its hot
+ * pages on node1 (the promotions are refused and counted in memory.stat
+ * pgpromote_tierlimit_denied and as "max" events of that line),
  * while the same workload in a cgroup without a limit, in the same boot, is
  * promoted: that control shows the refusal, not idle NUMA balancing, keeps
  * the pages down.
@@ -109,32 +110,34 @@ static enum tt_result denied_body(void)
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	long long denied, events, promoted0, promoted;
 	char *capped, *free_cg;
-	int rc;
+	int rc, k0 = tier_of_node(0);
 
 	TT_EXPECT(r != MAP_FAILED, "mmap: %s", strerror(errno));
+	TT_EXPECT(k0 >= 0, "node0 is in no memory tier");
 	TT_EXPECT(read_text(NUMA_BALANCING, balancing_saved, sizeof(balancing_saved)) > 0,
 		  "cannot read %s", NUMA_BALANCING);
 	capped = cgroups[0] = cg_create(cg2_root(), "tt_v2_promo_capped");
 	free_cg = cgroups[1] = cg_create(cg2_root(), "tt_v2_promo_free");
 	TT_EXPECT(capped && free_cg, "cannot create the cgroups");
 	/* At max from the start: everything it has is already over. */
-	TT_EXPECT(cg_write(capped, "memory.toptier.max", "0") == 0, "cannot set max 0");
+	TT_EXPECT(cg_tier_write(capped, "memory.tiers.max", k0, "0") == 0,
+		  "cannot set max %d 0", k0);
 	TT_EXPECT(write_text(NUMA_BALANCING, "2") == 0, "cannot set numa_balancing=2");
 
 	promoted0 = vmstat("pgpromote_success");
 	rc = run_hot(capped, r, 0);
 	TT_EXPECT(rc == 0, "the capped child failed (%d)", rc);
-	denied = cg_read_key(capped, "memory.stat", "pgpromote_toptier_denied");
-	events = cg_read_key(capped, "memory.toptier.events", "max");
+	denied = cg_read_key(capped, "memory.stat", "pgpromote_tierlimit_denied");
+	events = cg_tier_event(capped, k0, "max");
 	promoted = vmstat("pgpromote_success") - promoted0;
-	tt_diag("capped: %ld/%ld pages on node0 after %.0f s; pgpromote_toptier_denied %lld, "
+	tt_diag("capped: %ld/%ld pages on node0 after %.0f s; pgpromote_tierlimit_denied %lld, "
 		"max events %lld, pgpromote_success +%lld", r->on_node0_end, r->npages, r->secs,
 		denied, events, promoted);
 	TT_EXPECT(r->on_node0_start == 0, "premise: %ld pages started on node0",
 		  r->on_node0_start);
 	TT_EXPECT(r->on_node0_end <= r->npages / 100, "%ld pages were promoted past max 0",
 		  r->on_node0_end);
-	TT_EXPECT(denied > 0, "pgpromote_toptier_denied did not grow");
+	TT_EXPECT(denied > 0, "pgpromote_tierlimit_denied did not grow");
 	TT_EXPECT(events > 0, "no max events for the refused promotions");
 	TT_EXPECT(r->bad_pages == 0, "%ld pages changed", r->bad_pages);
 
@@ -146,7 +149,7 @@ static enum tt_result denied_body(void)
 	TT_EXPECT(r->on_node0_end >= r->npages * 9 / 10,
 		  "control: without a limit only %ld/%ld pages were promoted in %d s",
 		  r->on_node0_end, r->npages, HOT_S);
-	TT_EXPECT(cg_read_key(free_cg, "memory.stat", "pgpromote_toptier_denied") == 0,
+	TT_EXPECT(cg_read_key(free_cg, "memory.stat", "pgpromote_tierlimit_denied") == 0,
 		  "promotions of an unlimited cgroup were refused");
 	munmap(r, sizeof(*r));
 	return TT_PASS;
