@@ -6,6 +6,8 @@
  * Works on kernels with and without the toptier series: what the kernel
  * does not provide is computed (top-tier usage from memory.numa_stat and
  * the memory_tiering node lists) or shown as "-" (limits, new counters).
+ * On cgroup v2 the top tier's usage and limits are the fastest tier's
+ * line of memory.tiers.{current,low,high,max}.
  * See tierstat.1 for the options and the JSON keys.
  */
 #define _GNU_SOURCE
@@ -37,9 +39,21 @@
 /* memory.stat counters shown per cgroup, in this order */
 static const char *const ctr_names[] = {
 	"pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged",
-	"pgpromote_success", "pgdemote_toptier", "pgpromote_toptier_denied",
+	"pgpromote_success", "pgdemote_tierlimit", "pgpromote_tierlimit_denied",
 };
 #define NCTR (sizeof(ctr_names) / sizeof(ctr_names[0]))
+
+/*
+ * cgroup v2 memory.tiers.* files: one "N value" line per memory tier but
+ * the slowest, each value cumulative over tier N and every faster tier.
+ */
+enum { TF_CURRENT, TF_PEAK, TF_LOW, TF_HIGH, TF_MAX, NTF };
+static const char *const tf_names[NTF] = {
+	"current", "peak", "low", "high", "max",
+};
+/* keys of memory.tiers.events lines ("N low=n high=n max=n fallback=n") */
+static const char *const tev_names[] = { "low", "high", "max", "fallback" };
+#define NTEV (sizeof(tev_names) / sizeof(tev_names[0]))
 
 /* /proc/vmstat keys shown: these prefixes */
 static const char *const vm_prefixes[] = {
@@ -76,11 +90,20 @@ struct node {
 	uint64_t total, free;	/* bytes, NA if unknown */
 };
 
+/* one line of the memory.tiers.* files: values up to tier `tier`, NA if unknown */
+struct tline {
+	int tier;
+	uint64_t val[NTF];
+	uint64_t ev[NTEV];
+};
+
 struct cg {
 	char *path;		/* relative to the root, "" for the root */
 	uint64_t usage, top, lower;
 	bool top_kernel;	/* top from the kernel, not computed */
-	uint64_t low, high, max, soft;
+	uint64_t low, high, max, soft;	/* v2: the fastest tier's line */
+	struct tline *tl;	/* v2 memory.tiers.* lines, fastest first */
+	int ntl;
 	uint64_t ctr[NCTR];
 	double rate[NCTR];	/* NAN when no previous sample */
 };
@@ -639,6 +662,114 @@ static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t 
 	}
 }
 
+static struct tline *tline_of(struct cg *c, int tier)
+{
+	struct tline *t;
+
+	for (int i = 0; i < c->ntl; i++)
+		if (c->tl[i].tier == tier)
+			return &c->tl[i];
+	c->tl = xrealloc(c->tl, (c->ntl + 1) * sizeof(*c->tl));
+	t = &c->tl[c->ntl++];
+	t->tier = tier;
+	for (int i = 0; i < NTF; i++)
+		t->val[i] = NA;
+	for (size_t i = 0; i < NTEV; i++)
+		t->ev[i] = NA;
+	return t;
+}
+
+static int cmp_tline(const void *a, const void *b)
+{
+	return cmp_int(&((const struct tline *)a)->tier, &((const struct tline *)b)->tier);
+}
+
+/*
+ * One line of a memory.tiers.* file into *t: "N value" (f < NTF; "max"
+ * allowed for the limits) or "N low=n high=n max=n fallback=n" (f == NTF,
+ * unknown keys ignored).  false if malformed.
+ */
+static bool parse_tiers_line(const char *p, int f, struct tline *t)
+{
+	const char *e;
+	uint64_t id, v;
+
+	for (int i = 0; i < NTF; i++)
+		t->val[i] = NA;
+	for (size_t i = 0; i < NTEV; i++)
+		t->ev[i] = NA;
+	if (!parse_u64(p, &e, &id) || id > INT_MAX || (*e != ' ' && *e != '\t'))
+		return false;
+	t->tier = (int)id;
+	while (*e == ' ' || *e == '\t')
+		e++;
+	if (f < NTF) {
+		if (f >= TF_LOW && !strncmp(e, "max", 3)) {
+			v = UNLIMITED;
+			e += 3;
+		} else if (!parse_u64(e, &e, &v)) {
+			return false;
+		}
+		while (*e == ' ' || *e == '\t')
+			e++;
+		t->val[f] = v;
+		return !*e;
+	}
+	if (!*e)
+		return false;	/* no counts at all */
+	while (*e) {
+		size_t kl = strcspn(e, "= \t");
+
+		if (!kl || e[kl] != '=' || !parse_u64(e + kl + 1, &p, &v) ||
+		    (*p && *p != ' ' && *p != '\t'))
+			return false;
+		for (size_t i = 0; i < NTEV; i++)
+			if (strlen(tev_names[i]) == kl && !strncmp(e, tev_names[i], kl))
+				t->ev[i] = v;
+		for (e = p; *e == ' ' || *e == '\t'; e++)
+			;
+	}
+	return true;
+}
+
+/*
+ * A memory.tiers.* file of dir (field f, NTF for .events) into c->tl.  A
+ * file that is missing, or has a malformed line or a tier twice, is left
+ * out as a whole.
+ */
+static void read_tiers_file(struct cg *c, const char *dir, int f)
+{
+	char *s = read_path("%s/memory.tiers.%s", dir, f < NTF ? tf_names[f] : "events");
+	char *line, *save = NULL;
+	struct tline *lines = NULL;
+	bool bad = false;
+	int n = 0;
+
+	if (!s)
+		return;
+	for (line = strtok_r(s, "\n", &save); line && !bad; line = strtok_r(NULL, "\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line)
+			continue;
+		lines = xrealloc(lines, (n + 1) * sizeof(*lines));
+		bad = !parse_tiers_line(line, f, &lines[n]);
+		for (int i = 0; i < n && !bad; i++)
+			bad = lines[i].tier == lines[n].tier;
+		n++;
+	}
+	for (int i = 0; i < n && !bad; i++) {
+		struct tline *t = tline_of(c, lines[i].tier);
+
+		if (f < NTF)
+			t->val[f] = lines[i].val[f];
+		else
+			memcpy(t->ev, lines[i].ev, sizeof(t->ev));
+	}
+	free(lines);
+	free(s);
+}
+
 static void read_cgroup(struct cg *c, const bool *top)
 {
 	char *dir = *c->path ? xasprintf("%s/%s", cg_root, c->path) : strdup(cg_root);
@@ -656,10 +787,17 @@ static void read_cgroup(struct cg *c, const bool *top)
 			c->soft = UNLIMITED;
 	} else {
 		c->usage = read_u64_file(dir, "memory.current", false);
-		c->top = read_u64_file(dir, "memory.toptier.current", false);
-		c->low = read_u64_file(dir, "memory.toptier.low", true);
-		c->high = read_u64_file(dir, "memory.toptier.high", true);
-		c->max = read_u64_file(dir, "memory.toptier.max", true);
+		for (int f = 0; f <= NTF; f++)
+			read_tiers_file(c, dir, f);
+		if (c->ntl)
+			qsort(c->tl, c->ntl, sizeof(*c->tl), cmp_tline);
+		/* the top tier's usage and limits: the fastest tier's line */
+		c->top = c->ntl ? c->tl[0].val[TF_CURRENT] : NA;
+		if (c->ntl) {
+			c->low = c->tl[0].val[TF_LOW];
+			c->high = c->tl[0].val[TF_HIGH];
+			c->max = c->tl[0].val[TF_MAX];
+		}
 	}
 	c->top_kernel = c->top != NA;
 	if (!c->top_kernel)
@@ -897,8 +1035,10 @@ static void release(struct snap *sn)
 		free(sn->tiers[i].nodes);
 	for (int i = 0; i < sn->nvm; i++)
 		free(sn->vm[i].name);
-	for (int i = 0; i < sn->ncgs; i++)
+	for (int i = 0; i < sn->ncgs; i++) {
 		free(sn->cgs[i].path);
+		free(sn->cgs[i].tl);
+	}
 	free(sn->tiers);
 	free(sn->nodes);
 	free(sn->vm);
@@ -1028,11 +1168,11 @@ static void print_human(const struct snap *sn, bool rates)
 	if (cg_version == 1)
 		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s%s", w, "CGROUP",
 		       "USAGE", "TOPTIER", "LOWER", "SOFTLIMIT", "DEMOTE", "PROMOTE",
-		       "TTDEMOTE", "TTDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
+		       "TLDEMOTE", "TLDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	else
 		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s%s", w,
 		       "CGROUP", "USAGE", "TOPTIER", "LOWER", "LOW", "HIGH", "MAX",
-		       "DEMOTE", "PROMOTE", "TTDEMOTE", "TTDENIED",
+		       "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
 		       rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	for (int i = 0; i < sn->ncgs; i++) {
 		const struct cg *cg = &sn->cgs[i];
@@ -1195,7 +1335,26 @@ static void print_json(const struct snap *sn, double interval)
 			printf("%s\"%s\":", k ? "," : "", ctr_names[k]);
 			json_rate(c->rate[k]);
 		}
-		printf("}}");
+		printf("},\"tiers\":[");
+		for (int t = 0; t < c->ntl; t++) {
+			const struct tline *tl = &c->tl[t];
+
+			printf("%s{\"tier\":%d", t ? "," : "", tl->tier);
+			for (int f = 0; f < NTF; f++) {
+				printf(",\"%s%s\":", tf_names[f], f < TF_LOW ? "_bytes" : "");
+				json_u64(tl->val[f]);
+			}
+			printf(",\"events\":{");
+			for (size_t k = 0; k < NTEV; k++) {
+				printf("%s\"%s\":", k ? "," : "", tev_names[k]);
+				if (tl->ev[k] == NA)
+					fputs("null", stdout);
+				else
+					printf("%llu", (unsigned long long)tl->ev[k]);
+			}
+			printf("}}");
+		}
+		printf("]}");
 	}
 	printf("]}\n");
 }

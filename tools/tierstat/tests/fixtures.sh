@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Generate tierstat's fixture trees under $1 (a fresh temporary directory):
 #   $1/v1      patched kernel, cgroup v1 memory hierarchy
-#   $1/v2      patched kernel, cgroup v2 (with future memory.toptier.* files)
+#   $1/v2      patched kernel, cgroup v2 (memory.tiers.* files, one line:
+#              two tiers)
+#   $1/v3      patched kernel, cgroup v2, three tiers (memory.tiers.* files
+#              with two lines), and malformed memory.tiers.* files
 #   $1/unpatched  no is_toptier, no toptier files, cgroup v2 and v1 roots
 #   $1/garbage malformed values and truncated lines everywhere
 #   $1/deep    cgroup v2 hierarchy 60 levels deep
@@ -58,7 +61,8 @@ v1cg() {
 }
 
 # v2 cgroup: $1 dir, $2 toptier bytes, $3 lower bytes, $4 = yes for the
-# memory.toptier.* files and counters
+# memory.tiers.* files (one line, the fastest tier: memory_tier4) and the
+# tier-limit counters of memory.stat
 v2cg() {
 	mkdir -p $1
 	echo memory > $1/cgroup.controllers
@@ -70,16 +74,18 @@ v2cg() {
 	printf 'anon %d\nfile %d\npgdemote_kswapd 50\npgdemote_direct 5\npgdemote_khugepaged 1\npgpromote_success 30\n' \
 		$a0 $(($2 - a0)) > $1/memory.stat
 	if [ "$4" = yes ]; then
-		echo $2 > $1/memory.toptier.current
-		echo 1048576 > $1/memory.toptier.low
-		echo max > $1/memory.toptier.high
-		echo 268435456 > $1/memory.toptier.max
-		printf 'pgdemote_toptier 7\npgpromote_toptier_denied 2\n' >> $1/memory.stat
+		echo "4 $2" > $1/memory.tiers.current
+		echo "4 $(($2 + 65536))" > $1/memory.tiers.peak
+		echo '4 1048576' > $1/memory.tiers.low
+		echo '4 max' > $1/memory.tiers.high
+		echo '4 268435456' > $1/memory.tiers.max
+		echo '4 low=3 high=0 max=5 fallback=1' > $1/memory.tiers.events
+		printf 'pgdemote_tierlimit 7\npgpromote_tierlimit_denied 2\n' >> $1/memory.stat
 	fi
 	return 0
 }
 
-rm -rf $R/v1 $R/v2 $R/unpatched $R/garbage $R/deep
+rm -rf $R/v1 $R/v2 $R/v3 $R/unpatched $R/garbage $R/deep
 # v1: root 300+100 pages, a 200+50 (soft 1M), a/b 100+25 (unlimited)
 sysfs $R/v1 yes
 v1cg $R/v1/cg 300 100 "" yes
@@ -89,11 +95,40 @@ v1cg $R/v1/cg/c 10 90 4194304 yes
 
 # v2: root 8M+4M, x 6M+1M, x/y 2M+1M, z 1M+3M
 sysfs $R/v2 yes
-v2cg $R/v2/cg 8388608 4194304 yes
-rm $R/v2/cg/memory.current $R/v2/cg/memory.toptier.low $R/v2/cg/memory.toptier.high $R/v2/cg/memory.toptier.max
+v2cg $R/v2/cg 8388608 4194304 no	# no memory.tiers.* in the root
+rm $R/v2/cg/memory.current
 v2cg $R/v2/cg/x 6291456 1048576 yes
 v2cg $R/v2/cg/x/y 2097152 1048576 yes
 v2cg $R/v2/cg/z 1048576 3145728 yes
+
+# v3: node2 (512 MiB, all free) in memory_tier45, below node1's memory_tier22;
+# root 6M+2M+1M, a the same; b has malformed memory.tiers.* files
+sysfs $R/v3 yes
+mkdir -p $R/v3/sys/devices/system/node/node2 $R/v3/sys/devices/virtual/memory_tiering/memory_tier45
+echo 2 > $R/v3/sys/devices/virtual/memory_tiering/memory_tier45/nodelist
+printf 'Node 2 MemTotal:         524288 kB\nNode 2 MemFree:          524288 kB\n' \
+	> $R/v3/sys/devices/system/node/node2/meminfo
+for d in $R/v3/cg $R/v3/cg/a $R/v3/cg/b; do
+	v2cg $d 6291456 3145728 no
+	printf 'anon N0=6291456 N1=2097152 N2=1048576\nfile N0=0 N1=0 N2=0\n' > $d/memory.numa_stat
+done
+rm $R/v3/cg/memory.current
+d=$R/v3/cg/a
+printf '4 6291456\n22 8388608\n' > $d/memory.tiers.current
+printf '4 7340032\n22 9437184\n' > $d/memory.tiers.peak
+printf '4 1048576\n22 0\n' > $d/memory.tiers.low
+printf '4 max\n22 max\n' > $d/memory.tiers.high
+printf '22 max\n4 67108864\n' > $d/memory.tiers.max	# fastest is the smaller key
+printf '4 low=1 high=2 max=3 fallback=4\n22 low=0 high=0 max=0 fallback=0 future=9\n' \
+	> $d/memory.tiers.events
+printf 'pgdemote_tierlimit 70\npgpromote_tierlimit_denied 20\n' >> $d/memory.stat
+d=$R/v3/cg/b
+printf '4 123x\n22 5\n' > $d/memory.tiers.current
+printf '4 4096\n\n22 8192\n' > $d/memory.tiers.peak
+printf '4\n22 0\n' > $d/memory.tiers.low
+printf '4 max\n4 max\n' > $d/memory.tiers.high
+printf '4 -1\n22 max\n' > $d/memory.tiers.max
+printf '4 low=1 high\n22 low=0 high=0 max=0 fallback=0\n' > $d/memory.tiers.events
 
 # unpatched: no is_toptier, no toptier files
 sysfs $R/unpatched no
