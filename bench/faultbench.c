@@ -5,8 +5,8 @@
  * Several processes fault in anonymous memory and tmpfs pages in a loop,
  * first with no top-tier limit anywhere, then with limits set on all
  * three levels, high enough never to be enforced, so that what is
- * measured is the bookkeeping: the v1 soft limit, or v2
- * memory.toptier.high and .max.  Prints one line per phase:
+ * measured is the bookkeeping: the v1 soft limit, or the fastest tier's
+ * line of v2 memory.tiers.high and .max.  Prints one line per phase:
  *   BENCH bench=fault cg=<v1|v2> rep=<n> phase=<nolimit|limit> workload=<anon|tmpfs> faults_per_s=<n>
  * The phases alternate REPS times.  On a kernel without the series the
  * limit phase is skipped.
@@ -89,9 +89,10 @@ static double run(const char *cg, bool tmpfs, struct shared *sh)
 
 /*
  * Set or clear the limits of the three levels: v1 soft limit, or v2 high
- * and max.  Non-zero if a write failed: the phase would measure nothing.
+ * and max on the line of tier top (the fastest tier's key).  Non-zero if a
+ * write failed: the phase would measure nothing.
  */
-static int set_limits(char *const cg[3], bool v2, bool on)
+static int set_limits(char *const cg[3], bool v2, int top, bool on)
 {
 	static const char *const val[3] = { "64G", "32G", "16G" };
 	int err = 0;
@@ -101,8 +102,8 @@ static int set_limits(char *const cg[3], bool v2, bool on)
 			err |= cg_write(cg[i], LIMIT_FILE_V1, on ? val[i] : "-1");
 			continue;
 		}
-		err |= cg_write(cg[i], "memory.toptier.high", on ? val[i] : "max");
-		err |= cg_write(cg[i], "memory.toptier.max", on ? val[i] : "max");
+		err |= cg_tier_write(cg[i], "memory.tiers.high", top, on ? val[i] : "max");
+		err |= cg_tier_write(cg[i], "memory.tiers.max", top, on ? val[i] : "max");
 	}
 	return err;
 }
@@ -112,9 +113,11 @@ int main(void)
 	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	char cmdline[4096] = "", path[512];
+	struct tt_tier tiers[TT_MAX_TIERS];
 	bool has_limits, v2;
 	const char *root;
 	char *cg[3];
+	int top = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page_size = sysconf(_SC_PAGESIZE);
@@ -132,8 +135,15 @@ int main(void)
 	cg[2] = cg[1] ? cg_create(cg[1], "leaf") : NULL;
 	if (!cg[2])
 		return 1;
-	snprintf(path, sizeof(path), "%s/%s", cg[0], v2 ? "memory.toptier.max" : LIMIT_FILE_V1);
+	snprintf(path, sizeof(path), "%s/%s", cg[0], v2 ? "memory.tiers.max" : LIMIT_FILE_V1);
 	has_limits = path_exists(path);
+	if (has_limits && v2) {
+		if (tiers_read(tiers, TT_MAX_TIERS) < 2) {
+			printf("BENCH-ERROR fewer than two memory tiers\n");
+			return 1;
+		}
+		top = tiers[0].key;
+	}
 	printf("# faultbench: cgroup %s, %d processes, limits %s\n", v2 ? "v2" : "v1", NPROC,
 	       has_limits ? "available" : "absent (baseline kernel)");
 	/* Warm-up pass, not reported: first faults of a fresh boot are slower. */
@@ -148,7 +158,7 @@ int main(void)
 
 			if (!has_limits && phase)
 				break;
-			if (has_limits && set_limits(cg, v2, phase)) {
+			if (has_limits && set_limits(cg, v2, top, phase)) {
 				printf("BENCH-ERROR cannot set the limits\n");
 				return 1;
 			}

@@ -108,9 +108,10 @@ def fault_section(name, heading, intro, title, yrange, ns_per_insn=None):
     md.append(intro + "`bench/faultbench.c`: 4 processes in a three-level cgroup hierarchy (`bench/mid/leaf`) "
               "fault in 32 MB at a time for 2 s per measurement, anonymous and tmpfs (punched "
               "after each pass); first no limit, then limits set on all three levels but never "
-              "reached: the v1 soft limit (64G, 32G, 16G), or v2 `memory.toptier.high` and "
-              "`.max` (the same values).  Three of each per boot, alternating, after a warm-up.  "
-              "Each kernel boots once per hierarchy per round, the kernels in ABBA order.  "
+              "reached: the v1 soft limit (64G, 32G, 16G), or the fastest tier's line of v2 "
+              "`memory.tiers.high` and `.max` (the same values).  Three of each per boot, "
+              "alternating, after a warm-up.  Each kernel boots once per hierarchy per round, "
+              "the kernels in ABBA order.  "
               "Goal: toptier/baseline >= 0.99 without limits, >= 0.98 with.\n")
     table("cgroup", "workload", "baseline faults/s", "toptier, no limit", "toptier, limits",
           "toptier/baseline, no limit", "toptier with limits/baseline",
@@ -188,9 +189,10 @@ if bench["fault_icount"]:
 if bench["enforce"]:
     md.append("## 2. Enforcement speed\n")
     md.append("`tierbench enforce` and `enforce_v1`: a cgroup holding twice its limit on node0 "
-              "(2 x 96 MB, freshly written) is brought down to the limit: `memory.toptier.high` "
-              "or `memory.toptier.max` lowered (v2), or the v1 soft limit set while node0 is below "
-              "its toptier watermark (an mlocked filler).  Timed from the write until the usage "
+              "(2 x 96 MB, freshly written) is brought down to the limit: the fastest tier's line "
+              "of `memory.tiers.high` or `memory.tiers.max` lowered (v2), or the v1 soft limit set "
+              "while node0 is below its toptier watermark (an mlocked filler).  Timed from the "
+              "write until the usage "
               "file reads at most the limit.  Right before each, move_pages(2) moves another "
               "freshly written 96 MB from node0 to node1 in the same VM: the reference.  "
               "Goal: enforcement >= 80% of move_pages.\n")
@@ -222,9 +224,10 @@ if bench["enforce"]:
 # ---- 3. hard-cap accuracy -----------------------------------------------------------
 if bench["hardcap"]:
     md.append("## 3. Hard-cap accuracy\n")
-    md.append("`tierbench hardcap`: 4 processes in one cgroup with `memory.toptier.max` 64M "
-              "each write 64 MB at once; `memory.toptier.current` is read every 10 ms "
-              "(absolute clock) until all are done, and `memory.toptier.peak` at the end.  "
+    md.append("`tierbench hardcap`: 4 processes in one cgroup with `memory.tiers.max` 64M on "
+              "the fastest tier's line each write 64 MB at once; that line of "
+              "`memory.tiers.current` is read every 10 ms (absolute clock) until all are done, "
+              "and of `memory.tiers.peak` at the end.  "
               "The documented bound (README) is one folio in flight per allocating task: "
               "4 x 4 KB, or 4 x 2 MB with THP.  Goal: overshoot within that bound.\n")
     table("pages", "largest sampled overshoot (KB)", "peak overshoot (KB)", "bound (KB)", "samples per burst", "goal")
@@ -254,7 +257,7 @@ if bench["hardcap"]:
                     f.write("%s %s %s %s\n" % (kv["rep"], kv["overshoot_kb"],
                                                kv["peak_overshoot_kb"], kv["bound_kb"]))
             f.write("\n\n")
-    md.append(gnuplot("hardcap", 'set title "Overshoot over memory.toptier.max (64 MB), per burst"\n'
+    md.append(gnuplot("hardcap", 'set title "Overshoot over memory.tiers.max (64 MB), per burst"\n'
                       'set xlabel "repetition"\nset ylabel "KB"\nset yrange [-100:*]\n'
                       'plot "hardcap.dat" index 0 u 1:2 w lp t "4k sampled", '
                       '"" index 0 u 1:3 w lp t "4k peak", '
@@ -267,9 +270,10 @@ if bench["protect"]:
     md.append("`tierbench protect`: a protected cgroup reads every page of its 128 MB hot set "
               "once a second; a greedy neighbour bound to node0 writes 1280 MB (more than "
               "node0's 1 GB) 8 MB at a time and keeps reading all it has.  numa_balancing=2 and "
-              "demotion on everywhere.  *patched*: `memory.toptier.low` = 128M on the protected "
-              "cgroup.  *stock*: stock 6.12, no controls exist.  *damon*: stock 6.12 with two "
-              "kdamonds (paddr): migrate_cold to node1 on node0 excluding the protected memcg, "
+              "demotion on everywhere.  *patched*: `memory.tiers.low` = 128M on the fastest "
+              "tier's line of the protected cgroup.  *stock*: stock 6.12, no controls exist.  "
+              "*damon*: stock 6.12 with two kdamonds (paddr): migrate_cold to node1 on node0 "
+              "excluding the protected memcg, "
               "migrate_hot to node0 on node1 for the protected memcg only.  The share of the hot "
               "set on node0 is read with move_pages(2) every 0.5 s for 40 s from the neighbour's "
               "start: *mean* over all samples, *end* the median of the last 10 s.  Goal: mean "
@@ -315,7 +319,7 @@ if bench["protect"]:
     md.append(gnuplot("protect", 'set title "Share of the protected hot set on node0 (every round)"\n'
                       'set xlabel "seconds since the neighbour started"\nset ylabel "share"\n'
                       'set yrange [-0.05:1.05]\n'
-                      'plot "protect.dat" index 0 u 1:2 w l lw 2 t "patched (toptier.low)", '
+                      'plot "protect.dat" index 0 u 1:2 w l lw 2 t "patched (tiers.low)", '
                       '"" index 1 u 1:2 w l lw 2 t "stock 6.12", '
                       '"" index 2 u 1:2 w l lw 2 t "stock 6.12 + DAMON", 0.95 w l dt 2 t "goal"\n'))
 
@@ -324,9 +328,10 @@ if bench["pingpong"]:
     md.append("## 5. Ping-pong\n")
     md.append("`tierbench pingpong`: node0 is filled with mlocked memory down to its low "
               "watermark + 96 MB on both kernels; a cgroup's 192 MB hot set, written on node1, is "
-              "read back to back with numa_balancing=2 for 60 s.  *patched*: `memory.toptier.max` "
-              "64M.  pgpromote_success and pgdemote_* are counted from the moment NUMA balancing "
-              "is switched on, per minute; with the rest of node0 mlocked, every demotion is a hot "
+              "read back to back with numa_balancing=2 for 60 s.  *patched*: `memory.tiers.max` "
+              "64M on the fastest tier's line.  pgpromote_success and pgdemote_* are counted from "
+              "the moment NUMA balancing is switched on, per minute; with the rest of node0 "
+              "mlocked, every demotion is a hot "
               "page going back down after its promotion, so a round trip is min(promoted, "
               "demoted).  The steady columns count only from 20 s on.  Goal: close to zero on "
               "the patched kernel (we read it as less than 1 MB a minute of round trips, and "

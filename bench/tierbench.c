@@ -3,12 +3,12 @@
  * Guest side of make bench (bench/run.sh): one benchmark per boot, chosen
  * on the kernel command line:
  *
- *   toptier.bench=enforce      v2: memory.toptier.high and .max lowered to
+ *   toptier.bench=enforce      v2: memory.tiers.high and .max lowered to
  *                              half the usage, against move_pages(2)
  *   toptier.bench=enforce_v1   v1: the top-tier soft limit under a tight
  *                              top tier, against move_pages(2)
- *   toptier.bench=hardcap      overshoot of memory.toptier.current over
- *                              memory.toptier.max, sampled every 10 ms
+ *   toptier.bench=hardcap      overshoot of memory.tiers.current over
+ *                              memory.tiers.max, sampled every 10 ms
  *   toptier.bench=protect      share of a protected hot set on node0 while
  *                              a greedy neighbour allocates
  *   toptier.bench=pingpong     promotions and demotions per minute of a
@@ -21,6 +21,9 @@
  *   SERIES bench=<name> key=value ...    one sample of a time series
  * Anything else is a comment.  A benchmark that cannot set up its
  * premise prints "BENCH-ERROR <why>" and exits 1.
+ *
+ * The v2 limits and usage are the top tier's: the line of the fastest
+ * memory tier (its key N, read from sysfs) in the memory.tiers.* files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -91,6 +94,36 @@ static void must_cg_write(const char *cg, const char *file, const char *val)
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
 	must_write(path, val);
+}
+
+/* The key of the fastest memory tier: the top tier's line of memory.tiers.*. */
+static int top_tier(void)
+{
+	struct tt_tier tiers[TT_MAX_TIERS];
+	int n = tiers_read(tiers, TT_MAX_TIERS);
+
+	if (n < 2)
+		fail("fewer than two memory tiers (%d)", n);
+	return tiers[0].key;
+}
+
+/* The value of tier key's line of a memory.tiers.* file open at fd (pread
+ * at 0, so a .peak fd keeps its state); LLONG_MIN if there is none. */
+static long long fd_read_tier(int fd, int key)
+{
+	int keys[TT_MAX_TIERS], n;
+	long long vals[TT_MAX_TIERS];
+	char buf[512];
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0)
+		return LLONG_MIN;
+	buf[len] = 0;
+	n = keyed_parse(buf, keys, vals, TT_MAX_TIERS);
+	for (int i = 0; i < n; i++)
+		if (keys[i] == key)
+			return vals[i];
+	return LLONG_MIN;
 }
 
 /* Pages of [addr, addr + len) in task pid on each node (move_pages status). */
@@ -312,12 +345,14 @@ struct current_arg {
 	const char *cg;
 	const char *file;
 	long long target;
+	int tier;		/* the line of a memory.tiers.* file; -1: a plain file */
 };
 
 static bool usage_at_target(void *p)
 {
 	struct current_arg *a = p;
-	long long v = cg_read_ll(a->cg, a->file);
+	long long v = a->tier >= 0 ? cg_tier_read(a->cg, a->file, a->tier)
+				   : cg_read_ll(a->cg, a->file);
 
 	return v != LLONG_MIN && v <= a->target;
 }
@@ -329,27 +364,28 @@ static double enforce_v2_once(const char *root, const char *file, int rep)
 	struct current_arg ca;
 	char *cg = cg_create(root, "enf");
 	long long before, after, d0;
+	int top = top_tier();
 	double t0, t1;
-	char val[32];
+	char val[48];
 	pid_t pid;
 
 	if (!cg)
 		fail("cannot create a cgroup");
 	pid = start_hot(cg, &ha);
-	before = cg_read_ll(cg, "memory.toptier.current");
+	before = cg_tier_read(cg, "memory.tiers.current", top);
 	if (before < 2 * (long long)ENF_LIMIT - 8 * (long long)MB)
 		fail("premise: %.0f MB on the top tier, want %lu", MB_OF(before),
 		     2 * ENF_LIMIT / MB);
 	d0 = vmstat_prefix("pgdemote_");
-	snprintf(val, sizeof(val), "%lu", ENF_LIMIT);
-	ca = (struct current_arg){ cg, "memory.toptier.current", ENF_LIMIT };
+	snprintf(val, sizeof(val), "%d %lu", top, ENF_LIMIT);
+	ca = (struct current_arg){ cg, "memory.tiers.current", ENF_LIMIT, top };
 	t0 = now_s();
 	must_cg_write(cg, file, val);	/* .max returns once demoted */
 	if (!wait_for(usage_at_target, &ca, 120))
 		fail("%s: still %.0f MB after 120 s", file,
-		     MB_OF(cg_read_ll(cg, "memory.toptier.current")));
+		     MB_OF(cg_tier_read(cg, "memory.tiers.current", top)));
 	t1 = now_s();
-	after = cg_read_ll(cg, "memory.toptier.current");
+	after = cg_tier_read(cg, "memory.tiers.current", top);
 	printf("# rep %d %s: %.1f -> %.1f MB in %.3f s, %.1f MB demoted\n", rep, file,
 	       MB_OF(before), MB_OF(after), t1 - t0,
 	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size));
@@ -363,8 +399,8 @@ static int bench_enforce(int reps)
 {
 	const char *root = cg2_root();
 	static const char *const modes[][2] = {
-		{ "v2_high", "memory.toptier.high" },
-		{ "v2_max", "memory.toptier.max" },
+		{ "v2_high", "memory.tiers.high" },
+		{ "v2_max", "memory.tiers.max" },
 	};
 
 	if (!root)
@@ -429,7 +465,7 @@ static int bench_enforce_v1(int reps)
 		if (before < 2 * (long long)ENF_LIMIT - 8 * (long long)MB)
 			fail("premise: %.0f MB on the top tier", MB_OF(before));
 		snprintf(val, sizeof(val), "%lu", ENF_LIMIT);
-		ca = (struct current_arg){ cg, usage, ENF_LIMIT };
+		ca = (struct current_arg){ cg, usage, ENF_LIMIT, -1 };
 		t0 = now_s();
 		must_cg_write(cg, soft, val);
 		/* Enforcement starts at an allocation below the watermark. */
@@ -485,9 +521,11 @@ static int burst_main(void *p)
 static int bench_hardcap(int reps)
 {
 	const char *root = cg2_root();
+	int key;
 
 	if (!root)
 		fail("no cgroup v2");
+	key = top_tier();
 	for (int rep = 0; rep < 2 * reps; rep++) {
 		struct burst_arg ba = { .ctl = ctl_new(), .thp = rep & 1 };
 		struct timespec next;
@@ -500,20 +538,22 @@ static int bench_hardcap(int reps)
 
 		if (!cg)
 			fail("cannot create a cgroup");
-		snprintf(path, sizeof(path), "%lu", CAP);
-		must_cg_write(cg, "memory.toptier.max", path);
-		snprintf(path, sizeof(path), "%s/memory.toptier.current", cg);
+		snprintf(path, sizeof(path), "%d %lu", key, CAP);
+		must_cg_write(cg, "memory.tiers.max", path);
+		snprintf(path, sizeof(path), "%s/memory.tiers.current", cg);
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			fail("open %s: %s", path, strerror(errno));
 		for (int i = 0; i < CAP_TASKS; i++)
 			pids[i] = spawn_in(cg, burst_main, &ba);
-		d0 = vmstat("toptier_max_fallback");
+		d0 = cg_tier_event(cg, key, "fallback");
+		if (d0 == LLONG_MIN)
+			fail("no fallback count for tier %d in memory.tiers.events", key);
 		clock_gettime(CLOCK_MONOTONIC, &next);
 		ba.ctl->go = 1;
 		/* Sample every 10 ms, on an absolute clock, until all wrote. */
 		while (ba.ctl->ready < CAP_TASKS) {
-			v = fd_read_ll(fd);
+			v = fd_read_tier(fd, key);
 			if (v > top)
 				top = v;
 			samples++;
@@ -527,13 +567,13 @@ static int bench_hardcap(int reps)
 				fail("the burst did not finish in 300 s");
 		}
 		close(fd);
-		peak = cg_read_ll(cg, "memory.toptier.peak");
+		peak = cg_tier_read(cg, "memory.tiers.peak", key);
 		printf("BENCH bench=hardcap rep=%d thp=%d tasks=%d max_mb=%lu sampled_top_mb=%.3f peak_mb=%.3f overshoot_kb=%.0f peak_overshoot_kb=%.0f bound_kb=%.0f samples=%ld fallback_pages=%lld\n",
 		       rep / 2, ba.thp, CAP_TASKS, CAP / MB, MB_OF(top), MB_OF(peak),
 		       (top > (long long)CAP ? top - (long long)CAP : 0) / 1024.0,
 		       (peak > (long long)CAP ? peak - (long long)CAP : 0) / 1024.0,
 		       CAP_TASKS * (ba.thp ? 2 * (long long)MB : page_size) / 1024.0, samples,
-		       vmstat("toptier_max_fallback") - d0);
+		       cg_tier_event(cg, key, "fallback") - d0);
 		for (int i = 0; i < CAP_TASKS; i++)
 			stop(pids[i]);
 		cg_destroy(cg);
@@ -726,8 +766,8 @@ static int bench_protect(const char *config)
 	if (!strcmp(config, "patched")) {
 		char val[32];
 
-		snprintf(val, sizeof(val), "%lu", HOT_SET);
-		must_cg_write(prot, "memory.toptier.low", val);
+		snprintf(val, sizeof(val), "%d %lu", top_tier(), HOT_SET);
+		must_cg_write(prot, "memory.tiers.low", val);
 	}
 	hot = start_hot(prot, &ha);
 	if (!strcmp(config, "damon"))
@@ -803,8 +843,8 @@ static int bench_pingpong(const char *config)
 	if (!strcmp(config, "patched")) {
 		char val[32];
 
-		snprintf(val, sizeof(val), "%lu", PP_CAP);
-		must_cg_write(cg, "memory.toptier.max", val);
+		snprintf(val, sizeof(val), "%d %lu", top_tier(), PP_CAP);
+		must_cg_write(cg, "memory.tiers.max", val);
 	}
 	/* The same tight top tier on both kernels: room for less than the
 	 * hot set, more than the cap. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The guest half of "make demo": the tiers, demotion, promotion, and cgroups
-# sharing the top tier under memory.toptier.low and max.
+# sharing the top tier under memory.tiers.low and max (the fastest tier's line).
 echo
 echo "=== toptier demo on $(uname -r) ==="
 echo "--- memory tiers (/sys/devices/virtual/memory_tiering) ---"

@@ -5,9 +5,10 @@
  *                     reclaim demotes the overflow to node1
  *   tierdemo promote  a hot region placed on node1 is promoted by NUMA
  *                     balancing (numa_balancing=2); a cold one stays
- *   tierdemo share    cgroup v2: a protected cgroup (memory.toptier.low), a
- *                     capped one (memory.toptier.max) and a greedy neighbour
- *                     bound to node0 share the top tier
+ *   tierdemo share    cgroup v2: a protected cgroup (memory.tiers.low), a
+ *                     capped one (memory.tiers.max) and a greedy neighbour
+ *                     bound to node0 share the top tier: the fastest memory
+ *                     tier, whose line of the memory.tiers.* files counts it
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -107,12 +108,13 @@ static int greedy_writer(void *arg)
 	return 0;
 }
 
-static void show_share(const char *const *cgs, const char *const *names, int n, double t0)
+static void show_share(const char *const *cgs, const char *const *names, int n, int top,
+		       double t0)
 {
 	printf("  t=%4.1fs", now_s() - t0);
 	for (int i = 0; i < n; i++)
 		printf(" | %s %4lld MB", names[i],
-		       cg_read_ll(cgs[i], "memory.toptier.current") / (long long)MB);
+		       cg_tier_read(cgs[i], "memory.tiers.current", top) / (long long)MB);
 	printf(" | node0 free %4lld MB\n", node_free(0) / (long long)MB);
 }
 
@@ -120,39 +122,49 @@ static int share(void)
 {
 	static const char *const names[] = { "protected", "capped", "greedy" };
 	size_t greedy_len = node_total(0) * 5 / 4;
+	struct tt_tier tiers[TT_MAX_TIERS];
 	const char *cgs[3];
 	struct holder *prot, *cap;
 	pid_t pid;
 	double t0;
-	int status;
+	int status, top;
 
-	if (!cg2_root())
+	/* The top tier's line: the fastest tier's key (memory_tierN). */
+	if (!cg2_root() || tiers_read(tiers, TT_MAX_TIERS) < 2) {
+		printf("share: needs cgroup v2 and at least two memory tiers\n");
 		return 1;
+	}
+	top = tiers[0].key;
 	for (int i = 0; i < 3; i++)
 		if (!(cgs[i] = cg_create(cg2_root(), names[i])))
 			return 1;
 	write_text("/sys/kernel/mm/numa/demotion_enabled", "1");
-	cg_write(cgs[0], "memory.toptier.low", "300M");
-	cg_write(cgs[1], "memory.toptier.max", "128M");
-	printf("sharing the top tier: protected (low 300M) holds 256 MB, capped (max 128M)\n"
-	       "holds 400 MB, then greedy (no limits, bound to node0) writes %zu MB\n",
-	       greedy_len / MB);
+	if (cg_tier_write(cgs[0], "memory.tiers.low", top, "300M") ||
+	    cg_tier_write(cgs[1], "memory.tiers.max", top, "128M")) {
+		printf("share: cannot set memory.tiers.low or .max for tier %d\n", top);
+		for (int i = 0; i < 3; i++)
+			cg_destroy(cgs[i]);
+		return 1;
+	}
+	printf("sharing the top tier (memory_tier%d): protected (memory.tiers.low \"%d 300M\")\n"
+	       "holds 256 MB, capped (memory.tiers.max \"%d 128M\") holds 400 MB, then greedy\n"
+	       "(no limits, bound to node0) writes %zu MB\n",
+	       top, top, top, greedy_len / MB);
 	t0 = now_s();
 	prot = holder_start(cgs[0], 256 * MB, 1, false);
 	cap = holder_start(cgs[1], 400 * MB, 2, false);
 	if (!prot || !cap)
 		return 1;
-	show_share(cgs, names, 3, t0);
+	show_share(cgs, names, 3, top, t0);
 	fflush(stdout);
 	pid = spawn_in(cgs[2], greedy_writer, &greedy_len);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		show_share(cgs, names, 3, t0);
+		show_share(cgs, names, 3, top, t0);
 		sleep(1);
 	}
-	show_share(cgs, names, 3, t0);
+	show_share(cgs, names, 3, top, t0);
 	printf("  events: protected low %lld; capped max %lld; contents %s\n",
-	       cg_read_key(cgs[0], "memory.toptier.events", "low"),
-	       cg_read_key(cgs[1], "memory.toptier.events", "max"),
+	       cg_tier_event(cgs[0], top, "low"), cg_tier_event(cgs[1], top, "max"),
 	       holder_check(prot) == 0 && holder_check(cap) == 0 ? "intact" : "DAMAGED");
 	holder_stop(prot);
 	holder_stop(cap);
