@@ -1245,7 +1245,7 @@ static void json_rate(double r)
 
 static void print_json(const struct snap *sn, double interval)
 {
-	printf("{\"version\":1,\"timestamp\":%lld.%03ld,\"interval\":",
+	printf("{\"version\":2,\"timestamp\":%lld.%03ld,\"interval\":",
 	       (long long)sn->real.tv_sec, sn->real.tv_nsec / 1000000);
 	json_rate(interval);
 	printf(",\"toptier_nodes\":[");
