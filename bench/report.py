@@ -185,6 +185,49 @@ if bench["fault_icount"]:
                   "Faults per 10^9 guest instructions", "0.9:1.1",
                   ns_per_insn=2 ** int(meta.get("icount_shift", 0)))
 
+
+def fault_one_tier_section(name, ns_per_insn):
+    """faultbench on one memory tier, no limits: the series must cost nothing."""
+    boot = collections.defaultdict(list)
+    for kv in bench[name]:
+        if kv["phase"] == "nolimit":
+            boot[(kv["kernel"], int(kv["round"]), kv["cg"], kv["workload"])].append(
+                num(kv, "faults_per_s"))
+    boot = {k: st.median(v) for k, v in boot.items()}
+    rounds = sorted({k[1] for k in boot})
+    res = {}
+    md.append("## 1c. One memory tier, in guest instructions\n")
+    md.append("The benchmark of 1b on the 1tier topology (one node, so one memory tier: "
+              "the tier controls have no line and their hooks sit behind a static key), "
+              "no limits.  Goal: toptier/baseline >= 0.998.\n")
+    table("cgroup", "workload", "baseline faults/s", "toptier faults/s",
+          "toptier/baseline", "goal", "instructions per fault: baseline, +toptier")
+    for cg in ("v1", "v2"):
+        for load in ("anon", "tmpfs"):
+            b = {r: boot.get(("baseline", r, cg, load)) for r in rounds}
+            t = {r: boot.get(("toptier", r, cg, load)) for r in rounds}
+            rr = [r for r in rounds if b[r] and t[r]]
+            if not rr:
+                continue
+            ratio = stats(t[r] / b[r] for r in rr)
+            ok = ratio["median"] >= 0.998
+            key = cg + "_" + load
+            ipf = {w: 1e9 / (m * ns_per_insn) for w, m in
+                   (("baseline", stats(b[r] for r in rr)["median"]),
+                    ("toptier", stats(t[r] for r in rr)["median"]))}
+            res[key] = dict(baseline=stats(b[r] for r in rr), toptier=stats(t[r] for r in rr),
+                            ratio=ratio, goal_met=bool(ok), instructions_per_fault=ipf,
+                            per_round={r: dict(baseline=b[r], toptier=t[r]) for r in rr})
+            md.append("| %s | %s | %.0f | %.0f | %s | %s | %.0f, %+.0f |" % (
+                cg, load, res[key]["baseline"]["median"], res[key]["toptier"]["median"],
+                fmt(ratio), verdict(ok), ipf["baseline"], ipf["toptier"] - ipf["baseline"]))
+    md.append("")
+    dump(name, dict(goal="toptier/baseline >= 0.998, one tier, no limits", workloads=res))
+
+
+if bench["fault_icount_1tier"]:
+    fault_one_tier_section("fault_icount_1tier", 2 ** int(meta.get("icount_shift", 0)))
+
 # ---- 2. enforcement speed --------------------------------------------------------
 if bench["enforce"]:
     md.append("## 2. Enforcement speed\n")

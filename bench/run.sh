@@ -7,8 +7,10 @@
 # from round to round.
 #
 #   BENCH_ROUNDS=N        repetitions (default 5)
-#   BENCH_ONLY="a b"      run only these of: fault faulticount enforce
-#                         hardcap protect pingpong workbench
+#   BENCH_ONLY="a b"      run only these of: fault faulticount
+#                         faulticount1 enforce hardcap protect pingpong
+#                         workbench (faulticount1: faulticount on the
+#                         1tier topology, one memory tier)
 #   BENCH_SKIP="a b"      leave these out (workbench takes two make checks,
 #                         about an hour, cold and warm)
 #   BENCH_ICOUNT_SHIFT=N  faulticount's guest clock: 2^N ns per guest
@@ -22,7 +24,7 @@ source "$(dirname "$0")/../scripts/lib.sh"
 
 rounds=${BENCH_ROUNDS:-5}
 icount_shift=${BENCH_ICOUNT_SHIFT:-0}
-all="fault faulticount enforce hardcap protect pingpong workbench"
+all="fault faulticount faulticount1 enforce hardcap protect pingpong workbench"
 only=${BENCH_ONLY:-$all}
 skip=" ${BENCH_SKIP:-} "
 for b in $only; do
@@ -57,23 +59,25 @@ msg "bench results in $out"
 nboot=0
 # boot <kernel: toptier|baseline> <config> <round> <program> <kernel args>
 # With $icount set, the guest runs in QEMU's icount mode (scripts/vm.sh)
-# and its BENCH lines are filed under <bench>_icount.
-icount=
+# and its BENCH lines are filed under <bench>_icount; with $topo set, on
+# that topology instead of 2tier, and under <bench>_<topo>.
+icount= topo=
 boot() {
 	local k=$1 config=$2 round=$3 prog=$4 args=$5 img=$bl dir
 	[[ $k == toptier ]] && img=$tt
 	nboot=$((nboot + 1))
-	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}
-	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}"
+	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}${topo:+-$topo}
+	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}${topo:+, $topo}"
 	TOPTIER_ICOUNT=$icount "$TOPTIER_ROOT/scripts/vm.sh" -T "$prog" -o "$dir" -k 900 \
-		-a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
+		-t "${topo:-2tier}" -a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
 	tr -d '\r' < "$dir/tap.log" > "$dir/tap.txt"
 	if grep -q '^BENCH-ERROR' "$dir/tap.txt" || ! grep -q 'end .* rc=0' "$dir/tap.txt"; then
 		grep '^BENCH-ERROR' "$dir/tap.txt" >&2 || true
 		die "the benchmark failed in the guest; see $dir/tap.txt"
 	fi
 	sed -n "s/^\(BENCH\|SERIES\) /\1 kernel=$k config=$config round=$round /p" \
-		"$dir/tap.txt" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" >> "$data"
+		"$dir/tap.txt" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" |
+		sed "${topo:+s/ bench=\([a-z_0-9]*\)/ bench=\1_$topo/}" >> "$data"
 }
 
 # fault_round <round>: faultbench on both kernels, v1 and v2 hierarchies,
@@ -97,6 +101,11 @@ for r in $(seq 1 "$rounds"); do
 		icount=$icount_shift
 		fault_round "$r"
 		icount=
+	fi
+	if want faulticount1; then
+		icount=$icount_shift topo=1tier
+		fault_round "$r"
+		icount= topo=
 	fi
 	if want protect; then
 		# The three set-ups rotate, so that none is always first.

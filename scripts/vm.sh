@@ -44,9 +44,30 @@ topology_args() {
 	local n0=${TOPTIER_NODE0_MB:-1024} n1=${TOPTIER_NODE1_MB:-2048}
 	local n2=${TOPTIER_NODE2_MB:-1024} total cpus=${TOPTIER_GUEST_CPUS:-2}
 	case $1 in
+	1tier)
+		# One node, so one memory tier: the tier controls must stay out
+		# of the way.
+		echo -machine q35 -smp "$cpus" -m "${n0}M" \
+			-object memory-backend-ram,size="${n0}M",id=m0 \
+			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0
+		return ;;
+	hotplug)
+		# node0 with the CPUs; node1 has no memory at boot but a slower
+		# pc-dimm, which the kernel adds offline (the default of
+		# config/toptier.config) and the tests online and offline: a
+		# tier that appears and goes away at run time.
+		echo -machine q35,hmat=on -smp "$cpus" \
+			-m "${n0}M,slots=2,maxmem=$((n0 + n1))M" \
+			-object memory-backend-ram,size="${n0}M",id=m0 \
+			-object memory-backend-ram,size="${n1}M",id=m1 \
+			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
+			-numa node,nodeid=1,initiator=0 \
+			-device pc-dimm,id=dimm1,memdev=m1,node=1
+		hmat_args 2
+		return ;;
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
-	*) die "unknown topology '$1' (2tier, 3tier)" ;;
+	*) die "unknown topology '$1' (1tier, 2tier, 3tier, hotplug)" ;;
 	esac
 	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \
@@ -55,12 +76,18 @@ topology_args() {
 		-numa node,nodeid=1,memdev=m1,initiator=0
 	[[ $1 == 3tier ]] && echo -object memory-backend-ram,size="${n2}M",id=m2 \
 		-numa node,nodeid=2,memdev=m2,initiator=0
+	hmat_args $((${1%tier}))
+}
+
+# hmat_args <nodes>: HMAT latency and bandwidth from node0's CPUs to nodes
+# 0..nodes-1, each slower than the one before.
+hmat_args() {
 	local t lat bw
-	for t in 0 1 2; do
+	for ((t = 0; t < $1; t++)); do
 		case $t in
 		0) lat=10 bw=10G ;;
 		1) lat=30 bw=3G ;;
-		2) [[ $1 == 3tier ]] || continue; lat=90 bw=1G ;;
+		2) lat=90 bw=1G ;;
 		esac
 		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat
 		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw

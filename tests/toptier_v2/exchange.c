@@ -7,7 +7,7 @@
  * of cold data takes in a 32M region that turns hot, and the cap holds
  * throughout.  Placements the task insists on (MPOL_BIND, move_pages) are
  * not redirected at max: they land where asked, and the cgroup's coldest
- * pages make up for them in the background.
+ * pages make up for them in the background.  Both LRU implementations.
  *
  * toptier-test: topology=2tier timeout=400
  */
@@ -43,6 +43,7 @@ static void cleanup(void)
 	if (balancing_saved[0])
 		write_text(NUMA_BALANCING, balancing_saved);
 	balancing_saved[0] = 0;
+	tt_restore_mglru();
 }
 
 /* A cgroup with memory.tiers.max of BUDGET on node0's tier. */
@@ -121,7 +122,7 @@ static int hot_child(void *arg)
 	return 0;
 }
 
-static enum tt_result hot_set_body(void)
+static enum tt_result hot_set_body(bool mglru)
 {
 	struct hot_result *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -131,9 +132,10 @@ static enum tt_result hot_set_body(void)
 	int rc, key;
 
 	TT_EXPECT(r != MAP_FAILED, "mmap: %s", strerror(errno));
+	TT_EXPECT(tt_set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
 	TT_EXPECT(read_text(NUMA_BALANCING, balancing_saved, sizeof(balancing_saved)) > 0,
 		  "cannot read %s", NUMA_BALANCING);
-	cg = capped_cgroup("tt_v2_exchange", &key);
+	cg = capped_cgroup(mglru ? "tt_v2_exchange_mglru" : "tt_v2_exchange", &key);
 	TT_EXPECT(cg, "cannot set up a cgroup with memory.tiers.max 64M");
 	TT_EXPECT(write_text(NUMA_BALANCING, "2") == 0, "cannot set numa_balancing=2");
 	job.cg = cg;
@@ -144,9 +146,9 @@ static enum tt_result hot_set_body(void)
 	exchanged = cg_read_key(cg, "memory.stat", "pgpromote_tierlimit_exchange");
 	demoted = cg_read_key(cg, "memory.stat", "pgdemote_tierlimit");
 	peak = cg_tier_read(cg, "memory.tiers.peak", key);
-	tt_diag("hot region: %ld/%ld pages on node0 after %.1f s (%ld at the start); "
+	tt_diag("%s: hot region: %ld/%ld pages on node0 after %.1f s (%ld at the start); "
 		"current at most %lld KB, peak %lld KB; exchanged %lld, demoted %lld",
-		r->on_node0_end, r->npages, r->secs, r->on_node0_start,
+		mglru ? "MGLRU" : "classic LRU", r->on_node0_end, r->npages, r->secs, r->on_node0_start,
 		r->current_max >> 10, peak >> 10, exchanged, demoted);
 	TT_EXPECT(r->on_node0_start <= r->npages / 100,
 		  "premise: %ld hot pages started on node0", r->on_node0_start);
@@ -163,7 +165,8 @@ static enum tt_result hot_set_body(void)
 	munmap(r, sizeof(*r));
 	return TT_PASS;
 }
-TT_WITH_CLEANUP(test_hot_set, hot_set_body(), cleanup)
+TT_WITH_CLEANUP(test_hot_set, hot_set_body(false), cleanup)
+TT_WITH_CLEANUP(test_hot_set_mglru, hot_set_body(true), cleanup)
 
 /* Poll until the cgroup is back within its budget; its last value. */
 static long long settle(const char *cg, int key)
@@ -263,6 +266,7 @@ int main(void)
 {
 	static const struct tt_case cases[] = {
 		{ "hot_set_enters_full_budget_by_exchange", test_hot_set },
+		{ "hot_set_enters_full_budget_by_exchange_mglru", test_hot_set_mglru },
 		{ "bound_task_at_max_not_redirected_cap_holds", test_bind },
 		{ "move_pages_to_node0_at_max_honoured_cap_holds", test_move },
 	};
