@@ -15,7 +15,7 @@
  * before the pages are freed, since uncharging pages that were never
  * counted would underflow the counter.
  *
- * toptier-test: topology=hotplug timeout=300
+ * toptier-test: topology=hotplug timeout=300 debug=yes
  */
 #define _GNU_SOURCE
 #include <dirent.h>
