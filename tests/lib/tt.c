@@ -728,6 +728,23 @@ int keyed_read(const char *path, int *keys, long long *vals, int max)
 	return r < 0 ? r : keyed_parse(buf, keys, vals, max);
 }
 
+long long fd_tier_read(int fd, int key)
+{
+	int keys[TT_MAX_TIERS];
+	long long vals[TT_MAX_TIERS];
+	char buf[1024];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return LLONG_MIN;
+	buf[n] = 0;
+	n = keyed_parse(buf, keys, vals, TT_MAX_TIERS);
+	for (int i = 0; i < n; i++)
+		if (keys[i] == key)
+			return vals[i];
+	return LLONG_MIN;
+}
+
 long long cg_tier_read(const char *cg, const char *file, int key)
 {
 	int keys[TT_MAX_TIERS];

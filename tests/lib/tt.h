@@ -171,6 +171,8 @@ int keyed_read(const char *path, int *keys, long long *vals, int max);
 /* One tier's value in a cgroup's keyed file: TT_TIER_MAX for "max",
  * LLONG_MIN when there is no such line or the file does not parse. */
 long long cg_tier_read(const char *cg, const char *file, int key);
+/* The same through an open descriptor (a per-fd peak), read from offset 0. */
+long long fd_tier_read(int fd, int key);
 /* Write the one line "key val\n" to a cgroup's file: 0 or -errno. */
 int cg_tier_write(const char *cg, const char *file, int key, const char *val);
 /* A field ("low", "high", "max", "fallback") of one tier's line of

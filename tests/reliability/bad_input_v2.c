@@ -423,24 +423,6 @@ static int write_fd(int fd, const char *val)
 	return r < 0 ? -errno : (int)r;
 }
 
-/* One tier's line of a keyed file, read through an open fd. */
-static long long fd_tier_read(int fd, int key)
-{
-	int keys[TT_MAX_TIERS];
-	long long vals[TT_MAX_TIERS];
-	char buf[1024];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n < 0)
-		return LLONG_MIN;
-	buf[n] = 0;
-	n = keyed_parse(buf, keys, vals, TT_MAX_TIERS);
-	for (int i = 0; i < n; i++)
-		if (keys[i] == key)
-			return vals[i];
-	return LLONG_MIN;
-}
-
 /* A write through one fd, to memory.peak and memory.tiers.peak alike. */
 static enum tt_result peak_write(const char *cg, const char *v, long long peak)
 {

@@ -82,24 +82,6 @@ struct result {
 
 static int key0;
 
-static long long fd_line(int fd, int key)
-{
-	int keys[TT_MAX_TIERS];
-	long long vals[TT_MAX_TIERS];
-	char buf[512];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	int lines;
-
-	if (n < 0)
-		return LLONG_MIN;
-	buf[n] = 0;
-	lines = keyed_parse(buf, keys, vals, TT_MAX_TIERS);
-	for (int i = 0; i < lines; i++)
-		if (keys[i] == key)
-			return vals[i];
-	return LLONG_MIN;
-}
-
 #define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
 
 /* Is the 2M range at addr mapped by a huge page (AnonHugePages)? */
@@ -194,7 +176,7 @@ static int collapse_child(void *arg)
 		errno = ETIMEDOUT;
 		goto fail;
 	}
-	r->peak = fd_line(fd, key0);
+	r->peak = fd_tier_read(fd, key0);
 	close(fd);
 	r->after = cg_tier_read(cg, "memory.tiers.current", key0);
 	r->demoted = cg_read_key(cg, "memory.stat", "pgdemote_tierlimit") - r->demoted;

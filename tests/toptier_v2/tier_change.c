@@ -58,8 +58,8 @@ static int node1_blocks(const char *state, int *nblocks)
 		snprintf(path, sizeof(path), "%s/%s/state", MEMORY_DIR, d->d_name);
 		if (read_text(path, cur, sizeof(cur)) <= 0)
 			return -EIO;
-		if (!strncmp(cur, state, strlen(cur) - 1) ||
-		    (!strcmp(state, "online_movable") && !strncmp(cur, "online", 6)))
+		/* "online\n" or "offline\n": leave a block already there. */
+		if (!strncmp(cur, "offline", 7) == !strcmp(state, "offline"))
 			continue;
 		/* Offlining may meet a page in flight: try again a few times. */
 		for (int i = 0; i < 20; i++) {
