@@ -3,7 +3,7 @@
 # Boot a guest kernel in QEMU on a named tiered-memory topology.
 #
 #   vm.sh [options] <bzImage> <initramfs>
-#     -t TOPOLOGY   2tier (default) or 3tier
+#     -t TOPOLOGY   2tier (default), 3tier, 1tier, hotplug or hotplug3
 #     -m MODE       run (default), shell, demo or probe (see scripts/guest-init)
 #     -T TESTS      comma-separated tests for run mode (area/name)
 #     -o DIR        write console.log and tap.log there (run/demo/probe mode)
@@ -65,9 +65,28 @@ topology_args() {
 			-device pc-dimm,id=dimm1,memdev=m1,node=1
 		hmat_args 2
 		return ;;
+	hotplug3)
+		# node0 with the CPUs and node1, slower, at boot; node2 is a
+		# pc-dimm added offline, faster than node0 (HBM-like): onlining
+		# it puts a new tier above node0's, so every entry of the tier
+		# files moves, and offlining it moves them back.  The pc-dimm's
+		# node is the last: QEMU puts the hotplug range of SRAT there.
+		echo -machine q35,hmat=on -smp "$cpus" \
+			-m "$((n0 + n1))M,slots=2,maxmem=$((n0 + n1 + n2))M" \
+			-object memory-backend-ram,size="${n0}M",id=m0 \
+			-object memory-backend-ram,size="${n1}M",id=m1 \
+			-object memory-backend-ram,size="${n2}M",id=m2 \
+			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
+			-numa node,nodeid=1,memdev=m1,initiator=0 \
+			-numa node,nodeid=2,initiator=0 \
+			-device pc-dimm,id=dimm2,memdev=m2,node=2
+		hmat_lb 0 10 10G
+		hmat_lb 1 90 1G
+		hmat_lb 2 5 20G
+		return ;;
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
-	*) die "unknown topology '$1' (1tier, 2tier, 3tier, hotplug)" ;;
+	*) die "unknown topology '$1' (1tier, 2tier, 3tier, hotplug, hotplug3)" ;;
 	esac
 	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \
@@ -79,8 +98,14 @@ topology_args() {
 	hmat_args $((${1%tier}))
 }
 
-# hmat_args <nodes>: HMAT latency and bandwidth from node0's CPUs to nodes
-# 0..nodes-1, each slower than the one before.
+# hmat_lb <node> <latency ns> <bandwidth>: HMAT access latency and bandwidth
+# from node0's CPUs to a node.
+hmat_lb() {
+	echo -numa hmat-lb,initiator=0,target=$1,hierarchy=memory,data-type=access-latency,latency=$2
+	echo -numa hmat-lb,initiator=0,target=$1,hierarchy=memory,data-type=access-bandwidth,bandwidth=$3
+}
+
+# hmat_args <nodes>: nodes 0..nodes-1, each slower than the one before.
 hmat_args() {
 	local t lat bw
 	for ((t = 0; t < $1; t++)); do
@@ -89,8 +114,7 @@ hmat_args() {
 		1) lat=30 bw=3G ;;
 		2) lat=90 bw=1G ;;
 		esac
-		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat
-		echo -numa hmat-lb,initiator=0,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw
+		hmat_lb "$t" "$lat" "$bw"
 	done
 }
 

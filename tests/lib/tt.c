@@ -665,6 +665,58 @@ int tier_of_node(int node)
 	return -1;
 }
 
+bool tiers_wait(int want, double secs)
+{
+	struct tt_tier tiers[TT_MAX_TIERS];
+	double deadline = now_s() + secs;
+
+	while (tiers_read(tiers, TT_MAX_TIERS) != want && now_s() < deadline)
+		usleep(20 * 1000);
+	return tiers_read(tiers, TT_MAX_TIERS) == want;
+}
+
+#define MEMORY_DIR	"/sys/devices/system/memory"
+
+int node_blocks_set(int node, const char *state, int *nblocks)
+{
+	DIR *dir = opendir(MEMORY_DIR);
+	struct dirent *d;
+	int err = 0;
+
+	*nblocks = 0;
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		char path[512], cur[32];
+
+		if (strncmp(d->d_name, "memory", 6) || !strchr("0123456789", d->d_name[6]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/node%d", MEMORY_DIR, d->d_name, node);
+		if (!path_exists(path))
+			continue;
+		(*nblocks)++;
+		snprintf(path, sizeof(path), "%s/%s/state", MEMORY_DIR, d->d_name);
+		if (read_text(path, cur, sizeof(cur)) <= 0) {
+			err = -EIO;
+			break;
+		}
+		/* "online\n" or "offline\n": leave a block already there. */
+		if (!strncmp(cur, "offline", 7) == !strcmp(state, "offline"))
+			continue;
+		/* Offlining may meet a page in flight: try again a few times. */
+		for (int i = 0; i < 20; i++) {
+			err = write_text(path, state);
+			if (err != -EBUSY && err != -EAGAIN)
+				break;
+			usleep(50 * 1000);
+		}
+		if (err)
+			break;
+	}
+	closedir(dir);
+	return err;
+}
+
 /* One "N value" line, all of it: 0, or -EINVAL. */
 static int keyed_line(const char *line, size_t len, int *key, long long *val)
 {

@@ -160,6 +160,14 @@ struct tt_tier {
 int tiers_read(struct tt_tier *tiers, int max);
 /* The key of the tier of a node with memory, or -1. */
 int tier_of_node(int node);
+/* Wait up to secs for want tiers holding memory; true if there are. */
+bool tiers_wait(int want, double secs);
+/*
+ * Set every memory block of a node to state ("online_movable", "offline"),
+ * leaving those already there; *nblocks is the node's block count.  0, or
+ * -errno of the first block that would not change (retried while busy).
+ */
+int node_blocks_set(int node, const char *state, int *nblocks);
 /*
  * Parse "N value" lines (value digits or "max", read as TT_TIER_MAX) into
  * keys[] and vals[]: the number of lines, -EINVAL for a line of any other

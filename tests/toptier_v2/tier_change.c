@@ -9,16 +9,14 @@
  * exactly.  Offlining them again (their pages migrate to node0) leaves one
  * tier and empty files.
  *
- * The counters are not yet rebuilt when the tiers change (issue 22): pages
- * charged while there was one tier are missing from node0's line once
- * node1 appears.  That case is marked TODO; it takes node1 away again
- * before the pages are freed, since uncharging pages that were never
- * counted would underflow the counter.
+ * Every change of the tiers rebuilds the counters: pages charged while
+ * there was one tier, or moved by the kernel while a tier went away, are
+ * counted in node0's line as soon as it appears, and freeing them takes
+ * the line back to zero (an underflow would also splat in the console).
  *
  * toptier-test: topology=hotplug timeout=300 debug=yes
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,7 +26,6 @@
 
 #include "tt.h"
 
-#define MEMORY_DIR	"/sys/devices/system/memory"
 #define CURRENT		"memory.tiers.current"
 #define TOL		(4LL * (long long)MB)
 #define MBS(x)		((x) / (long long)MB)
@@ -36,54 +33,14 @@
 static char *cg;
 static struct holder *holders[2];
 
-/* Set every memory block of node1 to @state ("online_movable", "offline"). */
 static int node1_blocks(const char *state, int *nblocks)
 {
-	DIR *dir = opendir(MEMORY_DIR);
-	struct dirent *d;
-	int err = 0;
-
-	*nblocks = 0;
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir))) {
-		char path[512], cur[32];
-
-		if (strncmp(d->d_name, "memory", 6) || !strchr("0123456789", d->d_name[6]))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/node1", MEMORY_DIR, d->d_name);
-		if (!path_exists(path))
-			continue;
-		(*nblocks)++;
-		snprintf(path, sizeof(path), "%s/%s/state", MEMORY_DIR, d->d_name);
-		if (read_text(path, cur, sizeof(cur)) <= 0)
-			return -EIO;
-		/* "online\n" or "offline\n": leave a block already there. */
-		if (!strncmp(cur, "offline", 7) == !strcmp(state, "offline"))
-			continue;
-		/* Offlining may meet a page in flight: try again a few times. */
-		for (int i = 0; i < 20; i++) {
-			err = write_text(path, state);
-			if (err != -EBUSY && err != -EAGAIN)
-				break;
-			usleep(50 * 1000);
-		}
-		if (err)
-			break;
-	}
-	closedir(dir);
-	return err;
+	return node_blocks_set(1, state, nblocks);
 }
 
-/* Wait up to 10 s for @want tiers with memory. */
 static bool wait_tiers(int want)
 {
-	struct tt_tier tiers[TT_MAX_TIERS];
-	double deadline = now_s() + 10;
-
-	while (tiers_read(tiers, TT_MAX_TIERS) != want && now_s() < deadline)
-		usleep(20 * 1000);
-	return tiers_read(tiers, TT_MAX_TIERS) == want;
+	return tiers_wait(want, 10);
 }
 
 static bool current_empty(void)
@@ -98,7 +55,6 @@ static void cleanup(void)
 {
 	int n;
 
-	/* With one tier no page is uncharged from a line it was not in. */
 	node1_blocks("offline", &n);
 	for (size_t i = 0; i < ARRAY_SIZE(holders); i++) {
 		holder_stop(holders[i]);
@@ -176,16 +132,80 @@ static enum tt_result earlier_pages_body(void)
 	TT_EXPECT(line >= numa - TOL && line <= numa + TOL,
 		  "node0's line counts %lld MB of the %lld MB charged before node1 came",
 		  MBS(line), MBS(numa));
+
+	/* Freed with two tiers: the line gives back what it counted. */
+	TT_EXPECT(holder_check(holders[0]) == 0, "contents changed");
+	holder_stop(holders[0]);
+	holders[0] = NULL;
+	line = cg_tier_read(cg, CURRENT, key0);
+	tt_diag("line %d after freeing: %lld kB", key0, line / 1024);
+	TT_EXPECT(line >= 0 && line <= TOL, "node0's line reads %lld MB with nothing held",
+		  MBS(line));
 	return TT_PASS;
 }
 TT_WITH_CLEANUP(test_earlier_pages, earlier_pages_body(), cleanup)
+
+/* node0's line against memory.numa_stat, each within TOL of @want_mb. */
+static bool line_matches(int key0, long long want_mb, const char *step)
+{
+	long long line = cg_tier_read(cg, CURRENT, key0);
+	long long numa = cg2_numa_upto_tier(cg, key0);
+
+	tt_diag("%s: line %d %lld MB, numa_stat %lld MB, expected %lld MB", step, key0,
+		MBS(line), MBS(numa), want_mb);
+	return line >= numa - TOL && line <= numa + TOL &&
+	       line >= want_mb * (long long)MB - TOL && line <= want_mb * (long long)MB + TOL;
+}
+
+static enum tt_result exact_body(void)
+{
+	int key0 = tier_of_node(0), n;
+
+	TT_EXPECT(wait_tiers(1), "premise: more than one tier");
+	cg = cg_create(cg2_root(), "tt_v2_tier_change_exact");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	TT_EXPECT(node1_blocks("online_movable", &n) == 0 && wait_tiers(2),
+		  "node1's memory did not become a second tier");
+
+	holders[0] = holder_start(cg, 64 * MB, 5, false);
+	holders[1] = holder_start(cg, 32 * MB, 6, false);
+	TT_EXPECT(holders[0] && holders[1], "no holders");
+	TT_EXPECT(holder_move(holders[1], 1) == 0, "cannot move 32 MB to node1");
+	TT_EXPECT(line_matches(key0, 64, "two tiers, 32 MB on node1"),
+		  "node0's line is off with two tiers");
+
+	/* node1 goes: its pages come to node0 while nothing is counted. */
+	TT_EXPECT(node1_blocks("offline", &n) == 0 && wait_tiers(1),
+		  "node1 still holds memory after offlining");
+	TT_EXPECT(current_empty(), "%s is not empty with one tier", CURRENT);
+
+	/* And comes back: everything on node0 is counted again. */
+	TT_EXPECT(node1_blocks("online_movable", &n) == 0 && wait_tiers(2),
+		  "node1's memory did not come back");
+	TT_EXPECT(line_matches(key0, 96, "node1 back, 96 MB on node0"),
+		  "node0's line is off after node1 came back");
+
+	TT_EXPECT(holder_move(holders[0], 1) == 0, "cannot move 64 MB to node1");
+	TT_EXPECT(line_matches(key0, 32, "64 MB moved to node1"),
+		  "node0's line is off after a move to node1");
+	TT_EXPECT(holder_check(holders[0]) == 0 && holder_check(holders[1]) == 0,
+		  "contents changed");
+
+	for (size_t i = 0; i < ARRAY_SIZE(holders); i++) {
+		holder_stop(holders[i]);
+		holders[i] = NULL;
+	}
+	TT_EXPECT(line_matches(key0, 0, "all freed"), "node0's line is off with nothing held");
+	return TT_PASS;
+}
+TT_WITH_CLEANUP(test_exact, exact_body(), cleanup)
 
 int main(void)
 {
 	static const struct tt_case cases[] = {
 		{ "tier_appears_and_goes_at_run_time", test_appears },
-		{ "pages_charged_before_a_tier_appears_are_counted", test_earlier_pages,
-		  "issue 22: the counters are not rebuilt when the tiers change" },
+		{ "pages_charged_before_a_tier_appears_are_counted", test_earlier_pages },
+		{ "counters_stay_exact_as_a_tier_goes_and_comes_back", test_exact },
 	};
 
 	return tt_run(cases, ARRAY_SIZE(cases));
