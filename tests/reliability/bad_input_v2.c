@@ -114,8 +114,8 @@ static const struct sysctl {
 } sysctls[] = {
 	/* proc_dointvec_minmax, 1..10000 */
 	{ SCALE_FACTOR, "500", "700", { BAD_INT, "0", "10001", "2147483648" } },
-	/* proc_dointvec_minmax, 0..15: bits 1, 2, 4 and 8 */
-	{ ZONE_RECLAIM, "8", "1", { BAD_INT, "16", "24", "4294967304" } },
+	/* proc_dointvec_minmax, 0..INT_MAX: other bits kept, as in 6.12 */
+	{ ZONE_RECLAIM, "8", "1", { BAD_INT, "4294967304" } },
 	/* proc_douintvec_minmax, 1..60000 */
 	{ HOT_THRESHOLD, "750", "900", { BAD_INT, "0", "60001", "4294967296" } },
 	/* proc_dointvec_minmax on an unsigned int, 0..INT_MAX */
