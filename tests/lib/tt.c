@@ -665,6 +665,20 @@ int tier_of_node(int node)
 	return -1;
 }
 
+void node_free_toptier_wmark(int node, long long *free, long long *wmark)
+{
+	struct tt_zone zones[TT_MAX_ZONES];
+	int n = zoneinfo_read(zones, TT_MAX_ZONES);
+
+	*free = *wmark = 0;
+	for (int i = 0; i < n; i++) {
+		if (zones[i].node != node || zones[i].managed <= 0)
+			continue;
+		*free += zones[i].free * page_size;
+		*wmark += zones[i].toptier * page_size;
+	}
+}
+
 bool tiers_wait(int want, double secs)
 {
 	struct tt_tier tiers[TT_MAX_TIERS];
@@ -810,6 +824,17 @@ long long cg_tier_read(const char *cg, const char *file, int key)
 		if (keys[i] == key)
 			return vals[i];
 	return LLONG_MIN;
+}
+
+bool cg_tier_current_matches(const char *cg, int key, long long want, long long tol,
+			     const char *step)
+{
+	long long line = cg_tier_read(cg, "memory.tiers.current", key);
+	long long numa = cg2_numa_upto_tier(cg, key);
+
+	tt_diag("%s: line %d %lld MB, numa_stat %lld MB, expected %lld MB", step, key,
+		line / (long long)MB, numa / (long long)MB, want / (long long)MB);
+	return line >= numa - tol && line <= numa + tol && line >= want - tol && line <= want + tol;
 }
 
 int cg_tier_write(const char *cg, const char *file, int key, const char *val)

@@ -160,6 +160,8 @@ struct tt_tier {
 int tiers_read(struct tt_tier *tiers, int max);
 /* The key of the tier of a node with memory, or -1. */
 int tier_of_node(int node);
+/* A node's free memory and toptier watermark over its zones, in bytes. */
+void node_free_toptier_wmark(int node, long long *free, long long *wmark);
 /* Wait up to secs for want tiers holding memory; true if there are. */
 bool tiers_wait(int want, double secs);
 /*
@@ -187,6 +189,10 @@ int cg_tier_write(const char *cg, const char *file, int key, const char *val);
  * memory.tiers.events ("N low=1 high=2 max=3 fallback=4"); LLONG_MIN when
  * missing. */
 long long cg_tier_event(const char *cg, int key, const char *name);
+/* A line of memory.tiers.current within tol of what memory.numa_stat sums up
+ * to key and of want bytes; logs both with step. */
+bool cg_tier_current_matches(const char *cg, int key, long long want, long long tol,
+			     const char *step);
 /* memory.numa_stat "anon" + "file", from one read, summed over the nodes of
  * the tiers with a key <= key: what memory.tiers.current's line key
  * counts; LLONG_MIN when unreadable. */

@@ -151,19 +151,9 @@ static double kswapd0_cpu_s(void)
 	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
-/* node0's free memory and toptier watermark over its zones, in bytes. */
 static void node0_free(long long *free, long long *wmark)
 {
-	struct tt_zone zones[TT_MAX_ZONES];
-	int n = zoneinfo_read(zones, TT_MAX_ZONES);
-
-	*free = *wmark = 0;
-	for (int i = 0; i < n; i++) {
-		if (zones[i].node || zones[i].managed <= 0)
-			continue;
-		*free += zones[i].free * page_size;
-		*wmark += zones[i].toptier * page_size;
-	}
+	node_free_toptier_wmark(0, free, wmark);
 }
 
 static bool wait_flag(volatile int *flag, double secs)

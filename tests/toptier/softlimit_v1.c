@@ -111,19 +111,9 @@ static long long on_node0(struct holder *h)
 	return holder_count(h, counts) ? -1 : counts[0] * page_size;
 }
 
-/* node0's free memory and its toptier watermark, summed over its zones, in bytes. */
 static void node0_wmark(long long *free, long long *wmark)
 {
-	struct tt_zone zones[TT_MAX_ZONES];
-	int n = zoneinfo_read(zones, TT_MAX_ZONES);
-
-	*free = *wmark = 0;
-	for (int i = 0; i < n; i++) {
-		if (zones[i].node || zones[i].managed <= 0)
-			continue;
-		*free += zones[i].free * page_size;
-		*wmark += zones[i].toptier * page_size;
-	}
+	node_free_toptier_wmark(0, free, wmark);
 }
 
 static void show_state(const char *step)

@@ -145,16 +145,10 @@ static enum tt_result earlier_pages_body(void)
 }
 TT_WITH_CLEANUP(test_earlier_pages, earlier_pages_body(), cleanup)
 
-/* node0's line against memory.numa_stat, each within TOL of @want_mb. */
-static bool line_matches(int key0, long long want_mb, const char *step)
+/* A line of memory.tiers.current against memory.numa_stat and @want_mb. */
+static bool line_matches(int key, long long want_mb, const char *step)
 {
-	long long line = cg_tier_read(cg, CURRENT, key0);
-	long long numa = cg2_numa_upto_tier(cg, key0);
-
-	tt_diag("%s: line %d %lld MB, numa_stat %lld MB, expected %lld MB", step, key0,
-		MBS(line), MBS(numa), want_mb);
-	return line >= numa - TOL && line <= numa + TOL &&
-	       line >= want_mb * (long long)MB - TOL && line <= want_mb * (long long)MB + TOL;
+	return cg_tier_current_matches(cg, key, want_mb * (long long)MB, TOL, step);
 }
 
 static enum tt_result exact_body(void)

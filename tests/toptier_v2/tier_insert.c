@@ -44,16 +44,10 @@ static void cleanup(void)
 	}
 }
 
-/* One line of memory.tiers.current against memory.numa_stat and @want_mb. */
+/* A line of memory.tiers.current against memory.numa_stat and @want_mb. */
 static bool line_matches(int key, long long want_mb, const char *step)
 {
-	long long line = cg_tier_read(cg, CURRENT, key);
-	long long numa = cg2_numa_upto_tier(cg, key);
-
-	tt_diag("%s: line %d %lld MB, numa_stat %lld MB, expected %lld MB", step, key,
-		MBS(line), MBS(numa), want_mb);
-	return line >= numa - TOL && line <= numa + TOL &&
-	       line >= want_mb * (long long)MB - TOL && line <= want_mb * (long long)MB + TOL;
+	return cg_tier_current_matches(cg, key, want_mb * (long long)MB, TOL, step);
 }
 
 /* The keys of a cgroup file's lines, in order, are exactly @want. */
