@@ -3,7 +3,8 @@
 # Boot a guest kernel in QEMU on a named tiered-memory topology.
 #
 #   vm.sh [options] <bzImage> <initramfs>
-#     -t TOPOLOGY   2tier (default), 3tier, 1tier, hotplug or hotplug3
+#     -t TOPOLOGY   2tier (default), 3tier, 1tier, 2socket, hotplug or
+#                   hotplug3
 #     -m MODE       run (default), shell, demo or probe (see scripts/guest-init)
 #     -T TESTS      comma-separated tests for run mode (area/name)
 #     -o DIR        write console.log and tap.log there (run/demo/probe mode)
@@ -12,7 +13,9 @@
 #
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
-#   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2)
+#                           (2socket: DRAM nodes 512 MB, expanders 1024 MB)
+#   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2; 2socket: one
+#                           per socket, always)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
 #   TOPTIER_ICOUNT=SHIFT    TCG in icount mode: one vCPU thread, and the
 #                           guest's clocks advance 2^SHIFT ns per guest
@@ -84,9 +87,38 @@ topology_args() {
 		hmat_lb 1 90 1G
 		hmat_lb 2 5 20G
 		return ;;
+	2socket)
+		# Two sockets, one vCPU each: DRAM nodes 0 and 1, and a
+		# CPU-less expander near each (2 near 0, 3 near 1), described
+		# by SLIT and by HMAT from both initiators.  Both DRAM nodes
+		# make one tier, both expanders the next, and each DRAM node
+		# demotes to its own socket's expander.
+		local dram=${TOPTIER_NODE0_MB:-512} cxl=${TOPTIER_NODE1_MB:-1024}
+		echo -machine q35,hmat=on -smp 2,sockets=2,cores=1,threads=1 \
+			-m "$((2 * (dram + cxl)))M" \
+			-object memory-backend-ram,size="${dram}M",id=m0 \
+			-object memory-backend-ram,size="${dram}M",id=m1 \
+			-object memory-backend-ram,size="${cxl}M",id=m2 \
+			-object memory-backend-ram,size="${cxl}M",id=m3 \
+			-numa node,nodeid=0,cpus=0,memdev=m0,initiator=0 \
+			-numa node,nodeid=1,cpus=1,memdev=m1,initiator=1 \
+			-numa node,nodeid=2,memdev=m2,initiator=0 \
+			-numa node,nodeid=3,memdev=m3,initiator=1 \
+			-numa dist,src=0,dst=1,val=21 -numa dist,src=0,dst=2,val=14 \
+			-numa dist,src=0,dst=3,val=24 -numa dist,src=1,dst=2,val=24 \
+			-numa dist,src=1,dst=3,val=14 -numa dist,src=2,dst=3,val=28
+		local i
+		for i in 0 1; do
+			# own DRAM, other DRAM, own expander, other expander
+			hmat_lb "$i" "$i" 10 10G
+			hmat_lb "$i" $((1 - i)) 20 5G
+			hmat_lb "$i" $((2 + i)) 30 3G
+			hmat_lb "$i" $((3 - i)) 45 2G
+		done
+		return ;;
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
-	*) die "unknown topology '$1' (1tier, 2tier, 3tier, hotplug, hotplug3)" ;;
+	*) die "unknown topology '$1' (1tier, 2tier, 3tier, 2socket, hotplug, hotplug3)" ;;
 	esac
 	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \
@@ -98,11 +130,13 @@ topology_args() {
 	hmat_args $((${1%tier}))
 }
 
-# hmat_lb <node> <latency ns> <bandwidth>: HMAT access latency and bandwidth
-# from node0's CPUs to a node.
+# hmat_lb [<initiator>] <node> <latency ns> <bandwidth>: HMAT access
+# latency and bandwidth from an initiator's CPUs (default node0's) to a node.
 hmat_lb() {
-	echo -numa hmat-lb,initiator=0,target=$1,hierarchy=memory,data-type=access-latency,latency=$2
-	echo -numa hmat-lb,initiator=0,target=$1,hierarchy=memory,data-type=access-bandwidth,bandwidth=$3
+	local init=0
+	(($# == 4)) && { init=$1; shift; }
+	echo -numa hmat-lb,initiator=$init,target=$1,hierarchy=memory,data-type=access-latency,latency=$2
+	echo -numa hmat-lb,initiator=$init,target=$1,hierarchy=memory,data-type=access-bandwidth,bandwidth=$3
 }
 
 # hmat_args <nodes>: nodes 0..nodes-1, each slower than the one before.
