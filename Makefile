@@ -71,7 +71,7 @@ stress: deps
 	@TOPTIER_GUEST_ARGS="toptier.stress_seconds=$(DURATION)$(if $(SEED), toptier.seed=$(SEED))" \
 	 TOPTIER_TIMEOUT_EXTRA=$$((2 * $(DURATION))) \
 	 $(S)/run-tests.sh -K "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)" \
-		reliability/stress_v2 reliability/stress_v1
+		reliability/stress_v2 reliability/stress_v1 toptier/kswapd_round_v1
 
 # Also the last step of check.  K= and B= take ready bzImages (patched,
 # baseline) instead of building them.
