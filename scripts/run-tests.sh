@@ -6,7 +6,8 @@
 #   run-tests.sh [-t TOPOLOGY] [-K bzImage] [-D debug-bzImage] [area | area/name]...
 #
 # Each test source declares where it runs in a header comment:
-#   toptier-test: topology=2tier,3tier timeout=300 debug=yes
+#   toptier-test: topology=2tier,3tier timeout=300 debug=yes disk_kbps=128
+# (disk_kbps: a scratch disk with throttled writes, see scripts/vm.sh -d).
 # -t restricts the run to one topology.  Without arguments every test runs.
 # With -D, the tests marked debug=yes run a second time on that kernel (the
 # KASAN/lockdep build of config/debug.config), with four times the timeout;
@@ -80,6 +81,9 @@ run_one() {
 	local args=()
 
 	[[ -z ${TOPTIER_GUEST_ARGS:-} ]] || args=(-a "$TOPTIER_GUEST_ARGS")
+	local kbps
+	kbps=$(meta "$t" disk_kbps "")
+	[[ -z $kbps ]] || args+=(-d "$kbps")
 	msg "running $t on $label (timeout ${tmo}s)"
 	"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -T "$t" -o "$dir" -k "$tmo" "${args[@]}" \
 		"$k" "$initrd" || rc=$?

@@ -10,6 +10,9 @@
 #     -o DIR        write console.log and tap.log there (run/demo/probe mode)
 #     -k SECONDS    kill the guest after this long (default 600); exit 124
 #     -a ARGS       extra kernel command line
+#     -d KBPS       attach a 128 MB scratch disk (/dev/vda in the guest)
+#                   whose writes QEMU throttles to KBPS kB/s: dirty pages
+#                   then stay under writeback for as long as a test needs
 #
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
@@ -24,8 +27,8 @@
 #                           (bench/run.sh, benchmark faulticount)
 source "$(dirname "$0")/lib.sh"
 
-topo=2tier mode=run tests= outdir= timeout=600 extra=
-while getopts "t:m:T:o:k:a:" opt; do
+topo=2tier mode=run tests= outdir= timeout=600 extra= disk_kbps=
+while getopts "t:m:T:o:k:a:d:" opt; do
 	case $opt in
 	t) topo=$OPTARG ;;
 	m) mode=$OPTARG ;;
@@ -33,6 +36,7 @@ while getopts "t:m:T:o:k:a:" opt; do
 	o) outdir=$OPTARG ;;
 	k) timeout=$OPTARG ;;
 	a) extra=$OPTARG ;;
+	d) disk_kbps=$OPTARG ;;
 	*) die "bad option" ;;
 	esac
 done
@@ -179,8 +183,19 @@ accel_args() {
 qemu=(qemu-system-x86_64 -nodefaults -no-reboot $(accel_args) $(topology_args "$topo")
       -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 
+if [[ -n $disk_kbps ]]; then
+	[[ $disk_kbps =~ ^[1-9][0-9]*$ ]] || die "-d takes kB/s, not '$disk_kbps'"
+	# Sparse, and gone when the guest is: nothing in it outlives a test.
+	disk=$(mktemp "${TMPDIR:-/tmp}/toptier-disk.XXXXXX")
+	trap 'rm -f "$disk"' EXIT
+	truncate -s 128M "$disk"
+	qemu+=(-drive "file=$disk,if=none,id=scratch,format=raw,cache=unsafe,throttling.bps-write=$((disk_kbps * 1024))"
+	       -device virtio-blk-pci,drive=scratch)
+fi
+
 if [[ $mode == shell ]]; then
-	exec "${qemu[@]}" -nographic -serial mon:stdio
+	"${qemu[@]}" -nographic -serial mon:stdio
+	exit
 fi
 
 [[ -n $outdir ]] || die "-o DIR is required in $mode mode"

@@ -538,6 +538,15 @@ int cg_destroy(const char *path)
 	return -1;
 }
 
+void cg_destroy_free(char **cg)
+{
+	if (!*cg)
+		return;
+	cg_destroy(*cg);
+	free(*cg);
+	*cg = NULL;
+}
+
 int cg_write(const char *cg, const char *file, const char *val)
 {
 	char path[512];
@@ -952,6 +961,35 @@ pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg)
 	_exit(fn(arg));
 }
 
+void child_stop(pid_t *pid, bool kill_it)
+{
+	if (*pid > 0) {
+		if (kill_it)
+			kill(*pid, SIGKILL);
+		wait_child(*pid);
+	}
+	*pid = -1;
+}
+
+pid_t kswapd_pid(int node)
+{
+	char path[300], comm[32], want[32];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *dir;
+
+	snprintf(want, sizeof(want), "kswapd%d\n", node);
+	dir = opendir("/proc");
+	while (dir && pid < 0 && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (read_text(path, comm, sizeof(comm)) > 0 && !strcmp(comm, want))
+			pid = atoi(d->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return pid;
+}
+
 int wait_child(pid_t pid)
 {
 	int st;
@@ -1245,6 +1283,55 @@ int write_file_from(const char *cg, const char *path, size_t len)
 	struct file_writer w = { .path = path, .len = len };
 
 	return wait_child(spawn_in(cg, file_writer_main, &w));
+}
+
+/* ---- demotion on and off ------------------------------------------------- */
+#define DEMOTION_ENABLED "/sys/kernel/mm/numa/demotion_enabled"
+static int demotion_saved = -1;
+
+/* The file reads "true" or "false". */
+static int demotion_read(void)
+{
+	char buf[16];
+
+	if (read_text(DEMOTION_ENABLED, buf, sizeof(buf)) <= 0)
+		return -1;
+	return buf[0] == 't';
+}
+
+int tt_set_demotion(bool on)
+{
+	int now = demotion_read();
+
+	if (now < 0)
+		return -1;
+	if (demotion_saved < 0)
+		demotion_saved = now;
+	if (write_text(DEMOTION_ENABLED, on ? "1" : "0"))
+		return -1;
+	return demotion_read() == on ? 0 : -1;
+}
+
+void tt_restore_demotion(void)
+{
+	if (demotion_saved >= 0)
+		write_text(DEMOTION_ENABLED, demotion_saved ? "1" : "0");
+	demotion_saved = -1;
+}
+
+void touch_node(int node)
+{
+	size_t len = 2 * MB;
+	void *p;
+
+	if (bind_to_node(node))
+		return;
+	p = map_anon(len);
+	if (p) {
+		fill_pages(p, len, node);
+		munmap(p, len);
+	}
+	unbind();
 }
 
 /* ---- MGLRU on and off ---------------------------------------------------- */

@@ -128,6 +128,8 @@ const char *cg2_root(void);
 char *cg_create(const char *parent, const char *name);
 /* Kill the members, then remove; waits (with a deadline) for it to go. */
 int cg_destroy(const char *path);
+/* cg_destroy(*cg), free it and set it to NULL; a NULL *cg is fine. */
+void cg_destroy_free(char **cg);
 int cg_write(const char *cg, const char *file, const char *val);
 long long cg_read_ll(const char *cg, const char *file);
 /* Value of a "key value" line in a cgroup file (memory.stat, ...). */
@@ -205,8 +207,13 @@ long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const 
 /* Fork; the child joins cg (if not NULL) and runs fn(arg); returns pid, once
  * the child is in cg (or is exiting with 126, unable to join it). */
 pid_t spawn_in(const char *cg, int (*fn)(void *), void *arg);
+/* The pid of a node's kswapd thread (kswapdN), or -1. */
+pid_t kswapd_pid(int node);
 /* Wait for a child; returns its exit status, or 128+signal. */
 int wait_child(pid_t pid);
+/* Reap *pid, killing it first when kill_it; then *pid = -1.  A *pid <= 0
+ * is fine. */
+void child_stop(pid_t *pid, bool kill_it);
 /* Run fn(arg) in a child that dropped to uid and gid 65534 (nobody), with no
  * supplementary groups and so no capabilities; returns what fn returned, or
  * INT_MIN when the child could not drop its privileges or died. */
@@ -214,6 +221,15 @@ int as_nobody(int (*fn)(void *), void *arg);
 /* Write len bytes (whole MBs) to path from a short-lived task in cg: the page
  * cache stays charged to cg.  0, or the child's failure code. */
 int write_file_from(const char *cg, const char *path, size_t len);
+
+/* Turn demotion (/sys/kernel/mm/numa/demotion_enabled) on or off; 0 on
+ * success.  tt_restore_demotion() puts back what was there before the first
+ * call. */
+int tt_set_demotion(bool on);
+void tt_restore_demotion(void);
+/* Allocate, write and free 2 MB bound to node: wakes its kswapd when the
+ * node is short of memory. */
+void touch_node(int node);
 
 /* Turn MGLRU (lru_gen) on or off; 0 on success.  tt_restore_mglru() puts
  * back what was there before the first call. */

@@ -12,15 +12,22 @@
  * with A still at it, kswapd0 must not spin: it backs off from a round
  * that moved nothing.  On the classic LRU and on MGLRU.
  *
+ * The third case makes A's pages movable and the lower tier full instead:
+ * a filler takes node1 down to near its high watermark, the first
+ * demotions take it below its low one, and nothing can move after that.
+ * B's ordinary reclaim then has only clean page cache to take on node0:
+ * each time, B reads the scratch disk (128 MB) before it allocates its
+ * 96 MB.
+ *
  * Under `make stress` (toptier.stress_seconds=N on the kernel command
  * line), B's part repeats for N seconds: B frees its memory and takes it
  * again, each time within the deadline, A allocating all along.
  *
- * toptier-test: topology=2tier timeout=300 debug=yes
+ * toptier-test: topology=2tier timeout=300 debug=yes disk_kbps=1024
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,9 +40,10 @@
 
 #define SOFT		"memory.toptier_soft_limit_in_bytes"
 #define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
-#define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
 #define CHUNK		(4 * MB)
 #define B_SIZE		(512 * MB)
+#define B_SIZE_FULL	(96 * MB)	/* with node1 full: taken from B's page cache */
+#define DISK		"/dev/vda"
 #define B_DEADLINE_S	120
 #define WINDOW_S	10
 #define MBS(x)		((x) / (long long)MB)
@@ -43,38 +51,26 @@
 struct shared {
 	volatile int a_ready, a_stop, b_done;
 	volatile long a_loops;
-	size_t a_size;
+	size_t a_size, b_size;
+	bool a_movable, b_reads_disk;
 };
 
 static struct shared *sh;
 static pid_t pid_a = -1, pid_b = -1;
 static char *cg_a, *cg_b;
-static char demotion_saved[16];
+static struct holder *node1_filler;
 
 static void cleanup(void)
 {
 	if (sh)
 		sh->a_stop = 1;
-	if (pid_a > 0)
-		wait_child(pid_a);
-	if (pid_b > 0) {
-		kill(pid_b, SIGKILL);
-		wait_child(pid_b);
-	}
-	pid_a = pid_b = -1;
-	if (cg_a) {
-		cg_destroy(cg_a);
-		free(cg_a);
-		cg_a = NULL;
-	}
-	if (cg_b) {
-		cg_destroy(cg_b);
-		free(cg_b);
-		cg_b = NULL;
-	}
-	if (demotion_saved[0])
-		write_text(DEMOTION, demotion_saved[0] == 't' ? "1" : "0");
-	demotion_saved[0] = 0;
+	child_stop(&pid_a, false);
+	child_stop(&pid_b, true);
+	holder_stop(node1_filler);
+	node1_filler = NULL;
+	cg_destroy_free(&cg_a);
+	cg_destroy_free(&cg_b);
+	tt_restore_demotion();
 	tt_restore_mglru();
 	if (sh)
 		memset((void *)sh, 0, sizeof(*sh));
@@ -91,22 +87,22 @@ static long stress_seconds(void)
 	return strtol(p + strlen("toptier.stress_seconds="), NULL, 10);
 }
 
-/* A: hold a_size locked on node0, then map and unmap locked chunks. */
+/* A: hold a_size on node0, then map and unmap chunks; locked unless movable. */
 static int run_a(void *arg)
 {
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+		    (sh->a_movable ? 0 : MAP_LOCKED);
 	char *p;
 
 	(void)arg;
 	if (bind_to_node(0))
 		return 1;
-	p = mmap(NULL, sh->a_size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED | MAP_POPULATE, -1, 0);
+	p = mmap(NULL, sh->a_size, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (p == MAP_FAILED)
 		return 2;
 	sh->a_ready = 1;
 	while (!sh->a_stop) {
-		char *c = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED | MAP_POPULATE, -1, 0);
+		char *c = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, flags, -1, 0);
 
 		if (c == MAP_FAILED)
 			return 3;
@@ -116,18 +112,37 @@ static int run_a(void *arg)
 	return 0;
 }
 
-/* B: write B_SIZE bound to node0, then wait to be killed. */
-static int run_b(void *arg)
+/* Bound to node0: read the whole disk, its page cache left on node0. */
+static int read_disk(void *arg)
 {
-	char *p;
+	static char buf[1 << 20];
+	int fd;
 
 	(void)arg;
 	if (bind_to_node(0))
 		return 1;
-	p = mmap(NULL, B_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open(DISK, O_RDONLY);
+	if (fd < 0)
+		return 2;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+/* B: write b_size bound to node0 (after reading the disk), then wait to be killed. */
+static int run_b(void *arg)
+{
+	char *p;
+
+	if (sh->b_reads_disk && read_disk(arg))
+		return 3;
+	if (bind_to_node(0))
+		return 1;
+	p = mmap(NULL, sh->b_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 2;
-	for (size_t off = 0; off < B_SIZE; off += page_size)
+	for (size_t off = 0; off < sh->b_size; off += page_size)
 		p[off] = 1;
 	sh->b_done = 1;
 	pause();
@@ -141,24 +156,8 @@ static double kswapd0_cpu_s(void)
 	char path[300], buf[1024], *p;
 	unsigned long long utime, stime;
 
-	if (!pid) {
-		DIR *dir = opendir("/proc");
-		struct dirent *d;
-
-		while (dir && (d = readdir(dir))) {
-			char comm[32];
-
-			snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
-			if (read_text(path, comm, sizeof(comm)) > 0 && !strcmp(comm, "kswapd0\n")) {
-				pid = atoi(d->d_name);
-				break;
-			}
-		}
-		if (dir)
-			closedir(dir);
-		if (!pid)
-			return -1;
-	}
+	if (pid <= 0 && (pid = kswapd_pid(0)) < 0)
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_text(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return -1;
@@ -184,9 +183,24 @@ static bool wait_flag(volatile int *flag, double secs)
 	return *flag;
 }
 
-static enum tt_result round_body(bool mglru)
+/* A node's free memory and its zones' @which watermark, in bytes. */
+static void node_free_wmark(int node, bool high, long long *free, long long *wmark)
 {
-	long long free, wmark, runs0, runs1;
+	struct tt_zone zones[TT_MAX_ZONES];
+	int n = zoneinfo_read(zones, TT_MAX_ZONES);
+
+	*free = *wmark = 0;
+	for (int i = 0; i < n; i++) {
+		if (zones[i].node != node || zones[i].managed <= 0)
+			continue;
+		*free += zones[i].free * page_size;
+		*wmark += (high ? zones[i].high : zones[i].min) * page_size;
+	}
+}
+
+static enum tt_result round_body(bool mglru, bool lower_full)
+{
+	long long free, wmark, runs0, runs1, f1, high1, min1;
 	double t0, cpu0, cpu1, end;
 	long loops0, cycles = 0;
 
@@ -197,12 +211,29 @@ static enum tt_result round_body(bool mglru)
 	}
 	if (path_exists(LRU_GEN))
 		TT_EXPECT(tt_set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
-	TT_EXPECT(read_text(DEMOTION, demotion_saved, sizeof(demotion_saved)) > 0 &&
-		  write_text(DEMOTION, "1") == 0, "cannot turn demotion on");
+	TT_EXPECT(tt_set_demotion(true) == 0, "cannot turn demotion on");
 	cg_a = cg_create(cg1_root(), "tt_round_a");
 	cg_b = cg_create(cg1_root(), "tt_round_b");
 	TT_EXPECT(cg_a && cg_b, "cannot create the cgroups");
 	TT_EXPECT(cg_write(cg_a, SOFT, "16M") == 0, "cannot set A's soft limit");
+	sh->a_movable = sh->b_reads_disk = lower_full;
+	sh->b_size = lower_full ? B_SIZE_FULL : B_SIZE;
+	if (lower_full) {
+		TT_EXPECT(path_exists(DISK), "no %s: the guest has no scratch disk", DISK);
+		/*
+		 * node1 down to 16 MB above its high watermark, with memory no
+		 * one can move (there is no swap): A's first demotions take
+		 * the rest.
+		 */
+		node_free_wmark(1, true, &f1, &high1);
+		TT_EXPECT(bind_to_node(1) == 0, "cannot bind to node1");
+		node1_filler = holder_start(NULL, f1 - high1 - 16 * (long long)MB, 5, false);
+		unbind();
+		TT_EXPECT(node1_filler, "cannot fill node1");
+		/* B's page cache, before A takes node0's free memory. */
+		TT_EXPECT(wait_child(spawn_in(cg_b, read_disk, NULL)) == 0, "cannot read %s",
+			  DISK);
+	}
 
 	/* A leaves node0 half way between its toptier watermark and empty. */
 	node0_free(&free, &wmark);
@@ -210,30 +241,28 @@ static enum tt_result round_body(bool mglru)
 		  MBS(free), MBS(wmark));
 	sh->a_size = (size_t)(free - wmark / 2) / page_size * page_size;
 	pid_a = spawn_in(cg_a, run_a, NULL);
-	TT_EXPECT(pid_a > 0 && wait_flag(&sh->a_ready, 60), "A did not lock its %lld MB",
+	TT_EXPECT(pid_a > 0 && wait_flag(&sh->a_ready, 60), "A did not map its %lld MB",
 		  MBS((long long)sh->a_size));
 	node0_free(&free, &wmark);
-	tt_diag("A holds %lld MB locked; node0 free %lld MB, toptier watermark %lld MB",
-		MBS((long long)sh->a_size), MBS(free), MBS(wmark));
+	tt_diag("A holds %lld MB %s; node0 free %lld MB, toptier watermark %lld MB",
+		MBS((long long)sh->a_size), lower_full ? "movable" : "locked", MBS(free),
+		MBS(wmark));
 
 	/* B needs ordinary reclaim on node0 to get its memory, every time. */
 	end = now_s() + stress_seconds();
 	do {
-		if (pid_b > 0) {
-			kill(pid_b, SIGKILL);
-			wait_child(pid_b);
-			sh->b_done = 0;
-		}
+		child_stop(&pid_b, true);
+		sh->b_done = 0;
 		runs0 = vmstat("pageoutrun");
 		t0 = now_s();
 		pid_b = spawn_in(cg_b, run_b, NULL);
 		TT_EXPECT(pid_b > 0, "cannot start B");
 		TT_EXPECT(wait_flag(&sh->b_done, B_DEADLINE_S),
 			  "B did not get %lld MB bound to node0 in %d s (cycle %ld)",
-			  MBS(B_SIZE), B_DEADLINE_S, cycles);
+			  MBS((long long)sh->b_size), B_DEADLINE_S, cycles);
 		runs1 = vmstat("pageoutrun");
-		tt_diag("B got %lld MB in %.1f s; balance_pgdat ran %lld times", MBS(B_SIZE),
-			now_s() - t0, runs1 - runs0);
+		tt_diag("B got %lld MB in %.1f s; balance_pgdat ran %lld times",
+			MBS((long long)sh->b_size), now_s() - t0, runs1 - runs0);
 		TT_EXPECT(runs1 > runs0, "kswapd never ran balance_pgdat() while B needed it");
 		cycles++;
 	} while (now_s() < end);
@@ -247,23 +276,33 @@ static enum tt_result round_body(bool mglru)
 		usleep(100 * 1000);
 	cpu1 = kswapd0_cpu_s();
 	node0_free(&free, &wmark);
-	tt_diag("over %.1f s: A mapped %ld more locked chunks, kswapd0 used %.2f s of CPU; "
+	tt_diag("over %.1f s: A mapped %ld more chunks, kswapd0 used %.2f s of CPU; "
 		"node0 free %lld MB, toptier watermark %lld MB", now_s() - t0, sh->a_loops - loops0,
 		cpu1 - cpu0, MBS(free), MBS(wmark));
 	TT_EXPECT(sh->a_loops - loops0 > 10, "premise: A stopped allocating");
 	TT_EXPECT(free < wmark, "premise: node0 is not below its toptier watermark");
+	if (lower_full) {
+		node_free_wmark(1, true, &f1, &high1);
+		node_free_wmark(1, false, &f1, &min1);
+		tt_diag("node1 free %lld MB, min %lld MB, high %lld MB", MBS(f1), MBS(min1),
+			MBS(high1));
+		TT_EXPECT(f1 < high1, "premise: node1 has room (%lld MB free, high watermark "
+			  "%lld MB)", MBS(f1), MBS(high1));
+	}
 	TT_EXPECT(cpu1 - cpu0 < WINDOW_S / 4.0, "kswapd0 spun: %.2f s of CPU in %d s",
 		  cpu1 - cpu0, WINDOW_S);
 	return TT_PASS;
 }
-TT_WITH_CLEANUP(test_round_classic, round_body(false), cleanup)
-TT_WITH_CLEANUP(test_round_mglru, round_body(true), cleanup)
+TT_WITH_CLEANUP(test_round_classic, round_body(false, false), cleanup)
+TT_WITH_CLEANUP(test_round_mglru, round_body(true, false), cleanup)
+TT_WITH_CLEANUP(test_round_lower_full, round_body(false, true), cleanup)
 
 int main(void)
 {
 	static const struct tt_case cases[] = {
 		{ "kswapd_top_tier_round_is_bounded_classic_lru", test_round_classic },
 		{ "kswapd_top_tier_round_is_bounded_mglru", test_round_mglru },
+		{ "kswapd_top_tier_round_lower_tier_full", test_round_lower_full },
 	};
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

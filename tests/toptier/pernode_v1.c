@@ -45,13 +45,8 @@ static void cleanup(void)
 	holder_stop(b1);
 	a0 = a1 = b0 = b1 = NULL;
 	unbind();
-	if (cga)
-		cg_destroy(cga);
-	if (cgb)
-		cg_destroy(cgb);
-	free(cga);
-	free(cgb);
-	cga = cgb = NULL;
+	cg_destroy_free(&cga);
+	cg_destroy_free(&cgb);
 }
 
 /* Bytes of a holder's memory on one node. */
@@ -72,22 +67,6 @@ static struct holder *hold_on(const char *cg, int node, long long len, uint64_t 
 	h = holder_start(cg, len, seed, false);
 	unbind();
 	return h;
-}
-
-/* Allocate and free a little on @node: wakes its kswapd when it is short. */
-static void touch_node(int node)
-{
-	size_t len = 2 * MB;
-	void *p;
-
-	if (bind_to_node(node))
-		return;
-	p = map_anon(len);
-	if (p) {
-		fill_pages(p, len, node);
-		munmap(p, len);
-	}
-	unbind();
 }
 
 static bool node_short(int node, long long *free, long long *wmark)

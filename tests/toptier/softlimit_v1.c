@@ -37,7 +37,7 @@ static long long unlimited(void)
 static struct holder *ha, *hb;
 static char *cgroups[4];
 static int ncgroups;
-static int demotion_saved = -1, mglru_saved = -1;
+static int mglru_saved = -1;
 
 static char *mkcg(const char *name)
 {
@@ -64,19 +64,6 @@ static int set_mglru(bool on)
 	return mglru_on() == on ? 0 : -1;
 }
 
-static int demotion_off(void)
-{
-	char buf[16];
-
-	if (read_text(DEMOTION, buf, sizeof(buf)) <= 0)
-		return -1;
-	if (demotion_saved < 0)
-		demotion_saved = buf[0] == 't';
-	if (write_text(DEMOTION, "0") || read_text(DEMOTION, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strncmp(buf, "false", 5) ? -1 : 0;
-}
-
 static void cleanup(void)
 {
 	holder_stop(ha);
@@ -90,9 +77,8 @@ static void cleanup(void)
 	}
 	if (mglru_saved >= 0)
 		write_text(LRU_GEN, mglru_saved ? "y" : "n");
-	if (demotion_saved >= 0)
-		write_text(DEMOTION, demotion_saved ? "1" : "0");
-	mglru_saved = demotion_saved = -1;
+	tt_restore_demotion();
+	mglru_saved = -1;
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -210,7 +196,7 @@ static enum tt_result plentiful_body(void)
 	double end;
 
 	TT_EXPECT(cga, "cannot create the cgroup");
-	TT_EXPECT(demotion_off() == 0, "cannot disable %s", DEMOTION);
+	TT_EXPECT(tt_set_demotion(false) == 0, "cannot disable %s", DEMOTION);
 	TT_EXPECT(cg_write(cga, SOFT, "256M") == 0, "cannot set A's limit");
 	d0 = vmstat_prefix("pgdemote_");
 	ha = holder_start(cga, len, 1, false);
@@ -249,7 +235,7 @@ static enum tt_result tight_body(bool mglru)
 		return TT_SKIP;
 	}
 	TT_EXPECT(swap_off(), "this test needs a guest without swap");
-	TT_EXPECT(demotion_off() == 0, "cannot disable %s", DEMOTION);
+	TT_EXPECT(tt_set_demotion(false) == 0, "cannot disable %s", DEMOTION);
 	if (path_exists(LRU_GEN))
 		TT_EXPECT(set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
 	cga = mkcg("tt_tight_a");

@@ -28,7 +28,6 @@
 #include "tt.h"
 
 #define LOW		"memory.tiers.low"
-#define DEMOTION	"/sys/kernel/mm/numa/demotion_enabled"
 #define MBS(x)		((x) / (long long)MB)
 
 static struct tt_tier tiers[TT_MAX_TIERS];
@@ -39,26 +38,20 @@ static int ntiers;
 
 static struct holder *holders[2];
 static char *cgroups[2];
-static char demotion_saved[16];
 
 static void release(void)
 {
 	for (size_t i = 0; i < 2; i++) {
 		holder_stop(holders[i]);
 		holders[i] = NULL;
-		if (cgroups[i])
-			cg_destroy(cgroups[i]);
-		free(cgroups[i]);
-		cgroups[i] = NULL;
+		cg_destroy_free(&cgroups[i]);
 	}
 }
 
 static void cleanup(void)
 {
 	release();
-	if (demotion_saved[0])
-		write_text(DEMOTION, demotion_saved);
-	demotion_saved[0] = 0;
+	tt_restore_demotion();
 	tt_restore_mglru();
 }
 
@@ -157,9 +150,7 @@ static enum tt_result protect(const struct scenario *s, bool mglru, const char *
 	long long d0, events;
 	int share_unprotected, share;
 
-	TT_EXPECT(read_text(DEMOTION, demotion_saved, sizeof(demotion_saved)) > 0,
-		  "cannot read %s", DEMOTION);
-	TT_EXPECT(write_text(DEMOTION, "1") == 0, "cannot enable demotion");
+	TT_EXPECT(tt_set_demotion(true) == 0, "cannot enable demotion");
 	share_unprotected = run(s, mglru, "0", &events);
 	TT_EXPECT(share_unprotected >= 0, "the unprotected run failed (%d)", share_unprotected);
 	release();
