@@ -3,8 +3,8 @@
 # Boot a guest kernel in QEMU on a named tiered-memory topology.
 #
 #   vm.sh [options] <bzImage> <initramfs>
-#     -t TOPOLOGY   2tier (default), 3tier, 1tier, 2socket, hotplug or
-#                   hotplug3
+#     -t TOPOLOGY   2tier (default), 3tier, 1tier, 2socket, hbm, hotplug
+#                   or hotplug3
 #     -m MODE       run (default), shell, demo or probe (see scripts/guest-init)
 #     -T TESTS      comma-separated tests for run mode (area/name)
 #     -o DIR        write console.log and tap.log there (run/demo/probe mode)
@@ -16,7 +16,8 @@
 #
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
-#                           (2socket: DRAM nodes 512 MB, expanders 1024 MB)
+#                           (2socket: DRAM nodes 512 MB, expanders 1024 MB;
+#                           hbm: node1, the HBM node, 512 MB)
 #   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2; 2socket: one
 #                           per socket, always)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
@@ -120,9 +121,26 @@ topology_args() {
 			hmat_lb "$i" $((3 - i)) 45 2G
 		done
 		return ;;
+	hbm)
+		# node0: DRAM with the CPUs; node1: CPU-less HBM, faster than
+		# node0 in HMAT (lower latency, higher bandwidth); node2: a
+		# slower CPU-less expander.  Three tiers, the fastest without
+		# CPUs: node1 demotes to node0, node0 to node2.
+		local hbm=${TOPTIER_NODE1_MB:-512}
+		echo -machine q35,hmat=on -smp "$cpus" -m "$((n0 + hbm + n2))M" \
+			-object memory-backend-ram,size="${n0}M",id=m0 \
+			-object memory-backend-ram,size="${hbm}M",id=m1 \
+			-object memory-backend-ram,size="${n2}M",id=m2 \
+			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
+			-numa node,nodeid=1,memdev=m1,initiator=0 \
+			-numa node,nodeid=2,memdev=m2,initiator=0
+		hmat_lb 0 10 10G
+		hmat_lb 1 5 20G
+		hmat_lb 2 30 3G
+		return ;;
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
-	*) die "unknown topology '$1' (1tier, 2tier, 3tier, 2socket, hotplug, hotplug3)" ;;
+	*) die "unknown topology '$1' (1tier, 2tier, 3tier, 2socket, hbm, hotplug, hotplug3)" ;;
 	esac
 	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \

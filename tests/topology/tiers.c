@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The guest's memory tiers match the QEMU topology: one tier per node, the
- * CPU node on top, each CPU-less node in a lower tier, and demotion going
- * one tier down (0 -> 1 on 2tier, 0 -> 1 -> 2 on 3tier).
+ * The guest's memory tiers match the QEMU topology: one tier per node, in
+ * the order of the nodes' HMAT performance, and demotion going one tier
+ * down: 0 -> 1 on 2tier, 0 -> 1 -> 2 on 3tier, and 1 -> 0 -> 2 on hbm,
+ * where the CPU-less HBM node1 is faster than node0, which has the CPUs.
  *
- * toptier-test: topology=2tier,3tier timeout=120
+ * toptier-test: topology=2tier,3tier,hbm timeout=120
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -15,9 +16,28 @@
 
 #include "tt.h"
 
+/* The topology's nodes, fastest first; returns how many. */
+static int node_order(const int **order)
+{
+	static const int two[] = { 0, 1 }, three[] = { 0, 1, 2 }, hbm[] = { 1, 0, 2 };
+
+	if (!strcmp(topology(), "hbm")) {
+		*order = hbm;
+		return 3;
+	}
+	if (!strcmp(topology(), "3tier")) {
+		*order = three;
+		return 3;
+	}
+	*order = two;
+	return 2;
+}
+
 static int expected_nodes(void)
 {
-	return strcmp(topology(), "3tier") ? 2 : 3;
+	const int *order;
+
+	return node_order(&order);
 }
 
 /* tier_of[node] = the memory_tierN id holding the node, or -1. */
@@ -69,14 +89,16 @@ static enum tt_result test_tier_count(void)
 
 static enum tt_result test_tier_order(void)
 {
-	int tier_of[TT_MAX_NODES];
+	int tier_of[TT_MAX_NODES], nr;
+	const int *order;
 
 	TT_EXPECT(read_tiers(tier_of) > 0, "no memory tiers");
+	nr = node_order(&order);
 	/* A larger tier id is a larger abstract distance: a slower tier. */
-	for (int n = 1; n < expected_nodes(); n++)
-		TT_EXPECT(tier_of[n] > tier_of[n - 1],
-			  "node%d in tier %d is not below node%d in tier %d",
-			  n, tier_of[n], n - 1, tier_of[n - 1]);
+	for (int i = 1; i < nr; i++)
+		TT_EXPECT(tier_of[order[i]] > tier_of[order[i - 1]],
+			  "node%d in tier %d is not below node%d in tier %d", order[i],
+			  tier_of[order[i]], order[i - 1], tier_of[order[i - 1]]);
 	return TT_PASS;
 }
 
@@ -88,26 +110,29 @@ static enum tt_result test_demotion_targets(void)
 {
 	static char log[1 << 20];
 	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+	const int *order;
+	int nr = node_order(&order);
 
 	TT_EXPECT(len > 0, "cannot read the kernel log");
 	log[len] = 0;
-	for (int n = 0; n + 1 < expected_nodes(); n++) {
+	for (int i = 0; i + 1 < nr; i++) {
 		char want[64], *last = NULL, *p = log;
 
-		snprintf(want, sizeof(want), "Demotion targets for Node %d: preferred: ", n);
+		snprintf(want, sizeof(want), "Demotion targets for Node %d: preferred: ",
+			 order[i]);
 		while ((p = strstr(p, want)))
 			last = p++;
-		TT_EXPECT(last, "no demotion targets logged for node%d", n);
+		TT_EXPECT(last, "no demotion targets logged for node%d", order[i]);
 		last += strlen(want);
-		TT_EXPECT(atoi(last) == n + 1, "node%d demotes to %d, want %d",
-			  n, atoi(last), n + 1);
+		TT_EXPECT(atoi(last) == order[i + 1], "node%d demotes to %d, want %d",
+			  order[i], atoi(last), order[i + 1]);
 	}
 	/* The lowest tier demotes nowhere. */
 	{
 		char want[64];
 
 		snprintf(want, sizeof(want), "Demotion targets for Node %d: preferred:",
-			 expected_nodes() - 1);
+			 order[nr - 1]);
 		TT_EXPECT(!strstr(log, want), "the lowest node has a demotion target");
 	}
 	return TT_PASS;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The top-tier node mask: /sys/devices/system/node/is_toptier lists the
- * top-tier nodes (node0, the only node with CPUs, on every topology), and
- * /proc/meminfo's TopTierTotal and TopTierFree sum those nodes' MemTotal
- * and MemFree.
+ * top-tier nodes, those of the fastest tier that holds memory: node0, the
+ * only node with CPUs, on 2tier and 3tier, and the CPU-less HBM node1
+ * above it on hbm.  /proc/meminfo's TopTierTotal and TopTierFree sum those
+ * nodes' MemTotal and MemFree.
  *
- * toptier-test: topology=2tier,3tier timeout=120
+ * toptier-test: topology=2tier,3tier,hbm timeout=120
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -21,6 +22,12 @@
 #define TOTAL_TOL	(4 * MB)
 #define FREE_TOL	(32 * MB)
 
+/* The one top-tier node of the topology. */
+static int top_node(void)
+{
+	return strcmp(topology(), "hbm") ? 0 : 1;
+}
+
 static int read_mask(const char *path, char *list, size_t len, bool nodes[TT_MAX_NODES])
 {
 	if (read_text(path, list, len) <= 0)
@@ -28,7 +35,7 @@ static int read_mask(const char *path, char *list, size_t len, bool nodes[TT_MAX
 	return nodelist_parse(list, nodes);
 }
 
-static enum tt_result test_lists_node0(void)
+static enum tt_result test_lists_top_node(void)
 {
 	bool nodes[TT_MAX_NODES];
 	char list[128];
@@ -37,7 +44,8 @@ static enum tt_result test_lists_node0(void)
 	TT_EXPECT(path_exists(IS_TOPTIER), "no %s", IS_TOPTIER);
 	n = read_mask(IS_TOPTIER, list, sizeof(list), nodes);
 	tt_diag("is_toptier: %s", strtok(list, "\n") ?: "(empty)");
-	TT_EXPECT(n == 1 && nodes[0], "is_toptier is not exactly node0 on %s", topology());
+	TT_EXPECT(n == 1 && nodes[top_node()], "is_toptier is not exactly node%d on %s",
+		  top_node(), topology());
 	return TT_PASS;
 }
 
@@ -74,28 +82,30 @@ static long long meminfo_bytes(const char *key)
 
 static enum tt_result test_total(void)
 {
-	long long tt = meminfo_bytes("TopTierTotal"), n0 = node_total(0);
+	long long tt = meminfo_bytes("TopTierTotal"), top = node_total(top_node());
 
 	TT_EXPECT(tt != LLONG_MIN, "no TopTierTotal in /proc/meminfo");
-	tt_diag("TopTierTotal %lld kB, node0 MemTotal %lld kB, MemTotal %lld kB",
-		tt / 1024, n0 / 1024, meminfo_bytes("MemTotal") / 1024);
-	TT_EXPECT(llabs(tt - n0) <= (long long)TOTAL_TOL,
-		  "TopTierTotal differs from node0's MemTotal by %lld kB", (tt - n0) / 1024);
+	tt_diag("TopTierTotal %lld kB, node%d MemTotal %lld kB, MemTotal %lld kB",
+		tt / 1024, top_node(), top / 1024, meminfo_bytes("MemTotal") / 1024);
+	TT_EXPECT(llabs(tt - top) <= (long long)TOTAL_TOL,
+		  "TopTierTotal differs from node%d's MemTotal by %lld kB", top_node(),
+		  (tt - top) / 1024);
 	TT_EXPECT(tt <= meminfo_bytes("MemTotal"), "TopTierTotal above MemTotal");
 	return TT_PASS;
 }
 
 static enum tt_result test_free(void)
 {
-	/* node0's free memory read on both sides of TopTierFree brackets it. */
-	long long before = node_free(0), tt = meminfo_bytes("TopTierFree");
-	long long after = node_free(0);
+	/* The top node's free memory read on both sides of TopTierFree brackets it. */
+	long long before = node_free(top_node()), tt = meminfo_bytes("TopTierFree");
+	long long after = node_free(top_node());
 	long long lo = before < after ? before : after, hi = before < after ? after : before;
 
 	TT_EXPECT(tt != LLONG_MIN, "no TopTierFree in /proc/meminfo");
-	tt_diag("TopTierFree %lld kB, node0 MemFree %lld..%lld kB", tt / 1024, lo / 1024, hi / 1024);
+	tt_diag("TopTierFree %lld kB, node%d MemFree %lld..%lld kB", tt / 1024, top_node(),
+		lo / 1024, hi / 1024);
 	TT_EXPECT(tt >= lo - (long long)FREE_TOL && tt <= hi + (long long)FREE_TOL,
-		  "TopTierFree is not node0's MemFree");
+		  "TopTierFree is not node%d's MemFree", top_node());
 	TT_EXPECT(tt <= meminfo_bytes("TopTierTotal"), "TopTierFree above TopTierTotal");
 	return TT_PASS;
 }
@@ -124,11 +134,11 @@ static enum tt_result test_read_only(void)
 int main(void)
 {
 	static const struct tt_case cases[] = {
-		{ "is_toptier_lists_node0", test_lists_node0 },
+		{ "is_toptier_lists_the_fastest_node", test_lists_top_node },
 		{ "is_toptier_is_a_node_list", test_format },
 		{ "is_toptier_subset_of_has_memory", test_subset_of_has_memory },
-		{ "meminfo_toptier_total_is_node0", test_total },
-		{ "meminfo_toptier_free_is_node0", test_free },
+		{ "meminfo_toptier_total_is_the_fastest_node", test_total },
+		{ "meminfo_toptier_free_is_the_fastest_node", test_free },
 		{ "read_only_files_refuse_writes", test_read_only },
 	};
 
