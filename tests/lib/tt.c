@@ -538,6 +538,33 @@ int cg_destroy(const char *path)
 	return -1;
 }
 
+long long cg_wait_at_most(const char *cg, const char *file, long long want, double secs,
+			  void (*show)(const char *step))
+{
+	double deadline = now_s() + secs, next_show = now_s() + 10;
+	long long v;
+
+	while ((v = cg_read_ll(cg, file)) > want && now_s() < deadline) {
+		if (show && now_s() >= next_show) {
+			show("waiting");
+			next_show = now_s() + 10;
+		}
+		usleep(200 * 1000);	/* poll interval */
+	}
+	return v;
+}
+
+long long cg_wait_settled(const char *cg, const char *file)
+{
+	long long v, prev = LLONG_MIN;
+
+	while ((v = cg_read_ll(cg, file)) != prev) {
+		prev = v;
+		sleep(1);	/* the "nothing changes" window */
+	}
+	return v;
+}
+
 void cg_destroy_free(char **cg)
 {
 	if (!*cg)

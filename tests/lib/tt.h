@@ -128,6 +128,14 @@ const char *cg2_root(void);
 char *cg_create(const char *parent, const char *name);
 /* Kill the members, then remove; waits (with a deadline) for it to go. */
 int cg_destroy(const char *path);
+/* Poll a cgroup's file (every 200 ms) until its number is at most want or
+ * secs pass; calls show(step) every 10 s meanwhile (NULL: none).  Returns
+ * the last value read. */
+long long cg_wait_at_most(const char *cg, const char *file, long long want, double secs,
+			  void (*show)(const char *step));
+/* Poll a cgroup's file until its number stays the same for a second (the
+ * background work it shows is done); returns that value. */
+long long cg_wait_settled(const char *cg, const char *file);
 /* cg_destroy(*cg), free it and set it to NULL; a NULL *cg is fine. */
 void cg_destroy_free(char **cg);
 int cg_write(const char *cg, const char *file, const char *val);

@@ -91,7 +91,6 @@ static enum tt_result shares_body(void)
 {
 	long long f, w, usage0, usage, d0, d1, want0, want1, excess, bound, tol;
 	long long a0_before, a1_before, a_node0, a_node1, limit;
-	double deadline, next_diag;
 	char val[32];
 
 	TT_EXPECT(!strcmp(topology(), "2socket"), "needs the 2socket topology, not %s",
@@ -142,23 +141,12 @@ static enum tt_result shares_body(void)
 	touch_node(0);
 	touch_node(1);
 
-	deadline = now_s() + ENFORCE_S;
-	next_diag = now_s() + 10;
-	while ((usage = cg_read_ll(cga, USAGE)) > limit + (long long)MB && now_s() < deadline) {
-		if (now_s() >= next_diag) {
-			show_state("waiting");
-			next_diag = now_s() + 10;
-		}
-		usleep(200 * 1000);	/* poll interval */
-	}
+	usage = cg_wait_at_most(cga, USAGE, limit + (long long)MB, ENFORCE_S, show_state);
 	show_state("at the limit");
 	TT_EXPECT(usage <= limit + (long long)MB, "A's usage still %lld MB after %d s",
 		  MB_OF(usage), ENFORCE_S);
 	/* Let the kswapds finish what they are doing, then look again. */
-	for (long long prev = -1; (usage = cg_read_ll(cga, USAGE)) != prev;) {
-		prev = usage;
-		sleep(1);	/* the "nothing changes" window */
-	}
+	usage = cg_wait_settled(cga, USAGE);
 	show_state("settled");
 
 	d0 = a0_before - held_on(a0, 0);
@@ -188,13 +176,7 @@ static enum tt_result shares_body(void)
 	return TT_PASS;
 }
 
-static enum tt_result test_shares(void)
-{
-	enum tt_result r = shares_body();
-
-	cleanup();
-	return r;
-}
+TT_WITH_CLEANUP(test_shares, shares_body(), cleanup)
 
 int main(void)
 {

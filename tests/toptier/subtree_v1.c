@@ -74,7 +74,6 @@ static void show_state(const char *step)
 static enum tt_result proportion_body(bool mglru)
 {
 	long long free, wmark, c1, c2, before1, before2, usage, excess, want1, want2;
-	double deadline, next_diag;
 	void *p;
 
 	if (mglru && !path_exists(LRU_GEN)) {
@@ -120,22 +119,11 @@ static enum tt_result proportion_body(bool mglru)
 	}
 	unbind();
 
-	deadline = now_s() + ENFORCE_S;
-	next_diag = now_s() + 10;
-	while ((usage = cg_read_ll(cgp, USAGE)) > LIMIT + (long long)MB && now_s() < deadline) {
-		if (now_s() >= next_diag) {
-			show_state("waiting");
-			next_diag = now_s() + 10;
-		}
-		usleep(200 * 1000);	/* poll interval */
-	}
+	usage = cg_wait_at_most(cgp, USAGE, LIMIT + (long long)MB, ENFORCE_S, show_state);
 	show_state("at the limit");
 	TT_EXPECT(usage <= LIMIT + (long long)MB, "P's usage still %lld MB after %d s",
 		  MB_OF(usage), ENFORCE_S);
-	for (long long prev = -1; (usage = cg_read_ll(cgp, USAGE)) != prev;) {
-		prev = usage;
-		sleep(1);	/* the "nothing changes" window */
-	}
+	cg_wait_settled(cgp, USAGE);
 
 	c1 = on_node0(h1);
 	c2 = on_node0(h2);
@@ -151,21 +139,8 @@ static enum tt_result proportion_body(bool mglru)
 	return TT_PASS;
 }
 
-static enum tt_result test_classic(void)
-{
-	enum tt_result r = proportion_body(false);
-
-	cleanup();
-	return r;
-}
-
-static enum tt_result test_mglru(void)
-{
-	enum tt_result r = proportion_body(true);
-
-	cleanup();
-	return r;
-}
+TT_WITH_CLEANUP(test_classic, proportion_body(false), cleanup)
+TT_WITH_CLEANUP(test_mglru, proportion_body(true), cleanup)
 
 int main(void)
 {
