@@ -30,35 +30,55 @@ kmake() {
 }
 
 # Regenerate the configuration in a scratch directory and install it only
-# when it differs, so an unchanged config never triggers a rebuild.
-cfgdir=$out/.config-gen
-rm -rf "$cfgdir"; mkdir -p "$cfgdir"
-kmake -s O="$cfgdir" tinyconfig >/dev/null
-(cd "$cfgdir" && "$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" \
-	"$cfgdir/.config" "${fragments[@]}" >/dev/null)
-kmake -s O="$cfgdir" olddefconfig >/dev/null
+# when it differs, so an unchanged config never triggers a rebuild.  That
+# takes 20 s (Kconfig probes the compiler), so it is skipped while the
+# fragments, the source tree (commit and uncommitted changes) and the
+# compiler are those of the last time.
+cfg_key=$( {
+	cat "${fragments[@]}"
+	git -C "$src" rev-parse HEAD
+	git -C "$src" diff HEAD
+	gcc --version | head -1
+} | sha256sum | cut -c1-16)
+
 # An option the series adds (CONFIG_TOPTIER_KUNIT_TEST) does not exist in
 # the baseline tree: that is not a missing option.
 defined() {
 	grep -rqsE --include='Kconfig*' "^[[:space:]]*(menu)?config ${1#CONFIG_}\$" "$src"
 }
-missing=()
-for f in "${fragments[@]}"; do
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=n) sym=${line%%=*}
-			grep -q "^$sym=" "$cfgdir/.config" && missing+=("$line") ;;
-		CONFIG_*)   grep -qxF "$line" "$cfgdir/.config" ||
-				! defined "${line%%=*}" || missing+=("$line") ;;
-		esac
-	done < "$f"
-done
-((${#missing[@]} == 0)) || warn "options not in the final config: ${missing[*]}"
-if ! cmp -s "$cfgdir/.config" "$out/.config"; then
-	cp "$cfgdir/.config" "$out/.config"
-	msg "configuration updated ($out/.config)"
+
+make_config() {
+	local cfgdir=$out/.config-gen f line sym missing=()
+
+	rm -rf "$cfgdir"; mkdir -p "$cfgdir"
+	kmake -s O="$cfgdir" tinyconfig >/dev/null
+	(cd "$cfgdir" && "$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" \
+		"$cfgdir/.config" "${fragments[@]}" >/dev/null)
+	kmake -s O="$cfgdir" olddefconfig >/dev/null
+	for f in "${fragments[@]}"; do
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=n) sym=${line%%=*}
+				grep -q "^$sym=" "$cfgdir/.config" && missing+=("$line") ;;
+			CONFIG_*)   grep -qxF "$line" "$cfgdir/.config" ||
+					! defined "${line%%=*}" || missing+=("$line") ;;
+			esac
+		done < "$f"
+	done
+	((${#missing[@]} == 0)) || warn "options not in the final config: ${missing[*]}"
+	if ! cmp -s "$cfgdir/.config" "$out/.config"; then
+		cp "$cfgdir/.config" "$out/.config"
+		msg "configuration updated ($out/.config)"
+	fi
+	rm -rf "$cfgdir"
+	echo "$cfg_key" > "$out/.config-key"
+}
+
+if [[ -f $out/.config && $(cat "$out/.config-key" 2>/dev/null) == "$cfg_key" ]]; then
+	msg "configuration unchanged since the last build"
+else
+	make_config
 fi
-rm -rf "$cfgdir"
 
 log=$out/build.log
 msg "building the $flavor kernel from $src (log: $log)"

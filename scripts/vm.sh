@@ -3,8 +3,8 @@
 # Boot a guest kernel in QEMU on a named tiered-memory topology.
 #
 #   vm.sh [options] <bzImage> <initramfs>
-#     -t TOPOLOGY   2tier (default), 3tier, 1tier, 2socket, hbm, hotplug
-#                   or hotplug3
+#     -t TOPOLOGY   2tier (default), 3tier, 1tier, 2socket, hbm, pmem,
+#                   hotplug or hotplug3
 #     -m MODE       run (default), shell, demo or probe (see scripts/guest-init)
 #     -T TESTS      comma-separated tests for run mode (area/name)
 #     -o DIR        write console.log and tap.log there (run/demo/probe mode)
@@ -17,7 +17,8 @@
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
 #                           (2socket: DRAM nodes 512 MB, expanders 1024 MB;
-#                           hbm: node1, the HBM node, 512 MB)
+#                           hbm: node1, the HBM node, 512 MB;
+#                           pmem: node1, the NVDIMM, 1024 MB)
 #   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2; 2socket: one
 #                           per socket, always)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
@@ -92,6 +93,23 @@ topology_args() {
 		hmat_lb 1 90 1G
 		hmat_lb 2 5 20G
 		return ;;
+	pmem)
+		# node0: DRAM with the CPUs; node1: an emulated NVDIMM (ACPI
+		# NFIT), slow in HMAT, and no memory at boot.  Its namespace
+		# becomes a device-dax that dax/kmem hands to the page
+		# allocator at run time (tests/lib pmem_*): node1 then joins
+		# as system RAM in a lower tier, and leaves again.
+		local pm=${TOPTIER_NODE1_MB:-1024}
+		echo -machine q35,nvdimm=on,hmat=on -smp "$cpus" \
+			-m "${n0}M,slots=2,maxmem=$((n0 + pm))M" \
+			-object memory-backend-ram,size="${n0}M",id=m0 \
+			-object memory-backend-ram,size="${pm}M",id=m1 \
+			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
+			-numa node,nodeid=1,initiator=0 \
+			-device nvdimm,id=nv1,memdev=m1,node=1
+		hmat_lb 0 10 10G
+		hmat_lb 1 90 1G
+		return ;;
 	2socket)
 		# Two sockets, one vCPU each: DRAM nodes 0 and 1, and a
 		# CPU-less expander near each (2 near 0, 3 near 1), described
@@ -140,7 +158,7 @@ topology_args() {
 		return ;;
 	2tier) total=$((n0 + n1)) ;;
 	3tier) total=$((n0 + n1 + n2)) ;;
-	*) die "unknown topology '$1' (1tier, 2tier, 3tier, 2socket, hbm, hotplug, hotplug3)" ;;
+	*) die "unknown topology '$1' (1tier, 2tier, 3tier, 2socket, hbm, pmem, hotplug, hotplug3)" ;;
 	esac
 	echo -machine q35,hmat=on -smp "$cpus" -m "${total}M" \
 		-object memory-backend-ram,size="${n0}M",id=m0 \

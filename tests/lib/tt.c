@@ -729,9 +729,14 @@ bool tiers_wait(int want, double secs)
 
 int node_blocks_set(int node, const char *state, int *nblocks)
 {
+	return node_blocks_set_some(node, state, INT_MAX, nblocks);
+}
+
+int node_blocks_set_some(int node, const char *state, int max, int *nblocks)
+{
 	DIR *dir = opendir(MEMORY_DIR);
 	struct dirent *d;
-	int err = 0;
+	int err = 0, changed = 0;
 
 	*nblocks = 0;
 	if (!dir)
@@ -751,8 +756,9 @@ int node_blocks_set(int node, const char *state, int *nblocks)
 			break;
 		}
 		/* "online\n" or "offline\n": leave a block already there. */
-		if (!strncmp(cur, "offline", 7) == !strcmp(state, "offline"))
+		if (!strncmp(cur, "offline", 7) == !strcmp(state, "offline") || changed >= max)
 			continue;
+		changed++;
 		/* Offlining may meet a page in flight: try again a few times. */
 		for (int i = 0; i < 20; i++) {
 			err = write_text(path, state);
@@ -765,6 +771,162 @@ int node_blocks_set(int node, const char *state, int *nblocks)
 	}
 	closedir(dir);
 	return err;
+}
+
+#define ND_DIR		"/sys/bus/nd"
+#define DAX_DIR		"/sys/bus/dax"
+
+/* The first device on the dax bus (dax0.0), or NULL. */
+static const char *dax_device(void)
+{
+	static char name[64];
+	DIR *dir = opendir(DAX_DIR "/devices");
+	struct dirent *d;
+
+	name[0] = 0;
+	while (dir && (d = readdir(dir)))
+		if (!strncmp(d->d_name, "dax", 3) && strlen(d->d_name) < sizeof(name)) {
+			strcpy(name, d->d_name);
+			break;
+		}
+	if (dir)
+		closedir(dir);
+	return name[0] ? name : NULL;
+}
+
+/*
+ * Turn the raw namespace into a device-dax: detach it from nd_pmem, give
+ * the region's dax seed a uuid, a memmap kept on the device ("pmem") and
+ * the namespace, and bind the seed to dax_pmem.  What ndctl's
+ * "create-namespace -f -m devdax" does, through sysfs.
+ */
+static int pmem_make_devdax(void)
+{
+	char seed[64], path[256];
+	int err;
+
+	if (read_text(ND_DIR "/devices/region0/dax_seed", seed, sizeof(seed)) <= 0)
+		return -ENODEV;
+	seed[strcspn(seed, "\n")] = 0;
+	if (path_exists(ND_DIR "/devices/namespace0.0/driver")) {
+		err = write_text(ND_DIR "/drivers/nd_pmem/unbind", "namespace0.0");
+		if (err)
+			return err;
+	}
+	snprintf(path, sizeof(path), ND_DIR "/devices/%s/uuid", seed);
+	err = write_text(path, "2f1e3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b");
+	snprintf(path, sizeof(path), ND_DIR "/devices/%s/mode", seed);
+	err = err ?: write_text(path, "pmem");
+	snprintf(path, sizeof(path), ND_DIR "/devices/%s/namespace", seed);
+	err = err ?: write_text(path, "namespace0.0");
+	return err ?: write_text(ND_DIR "/drivers/dax_pmem/bind", seed);
+}
+
+int pmem_to_kmem(void)
+{
+	const char *dev = dax_device();
+	char path[256];
+	int err;
+
+	if (!dev) {
+		err = pmem_make_devdax();
+		if (err)
+			return err;
+		dev = dax_device();
+		if (!dev)
+			return -ENODEV;
+	}
+	snprintf(path, sizeof(path), DAX_DIR "/drivers/device_dax/%s", dev);
+	if (path_exists(path)) {
+		err = write_text(DAX_DIR "/drivers/device_dax/unbind", dev);
+		if (err)
+			return err;
+	}
+	snprintf(path, sizeof(path), DAX_DIR "/drivers/kmem/%s", dev);
+	if (!path_exists(path)) {
+		/* new_id the first time, bind once kmem knows the device. */
+		err = write_text(DAX_DIR "/drivers/kmem/bind", dev);
+		if (err)
+			err = write_text(DAX_DIR "/drivers/kmem/new_id", dev);
+		if (err)
+			return err;
+	}
+	snprintf(path, sizeof(path), DAX_DIR "/devices/%s/target_node", dev);
+	return (int)read_ll(path);
+}
+
+int pmem_from_kmem(void)
+{
+	const char *dev = dax_device();
+	char path[256];
+
+	if (!dev)
+		return -ENODEV;
+	snprintf(path, sizeof(path), DAX_DIR "/drivers/kmem/%s", dev);
+	if (!path_exists(path))
+		return 0;
+	return write_text(DAX_DIR "/drivers/kmem/unbind", dev);
+}
+
+int churn_anon(void *arg __attribute__((unused)))
+{
+	for (uint64_t seed = 1;; seed++) {
+		char *buf = map_anon(CHURN_LEN);
+
+		if (!buf)
+			return 10;
+		fill_pages(buf, CHURN_LEN, seed);
+		if (check_pages(buf, CHURN_LEN, seed))
+			return 11;
+		munmap(buf, CHURN_LEN);
+	}
+	return 0;
+}
+
+int node_online_blocks(int node)
+{
+	char dirpath[64];
+	struct dirent *d;
+	int online = 0;
+	DIR *dir;
+
+	snprintf(dirpath, sizeof(dirpath), "/sys/devices/system/node/node%d", node);
+	dir = opendir(dirpath);
+	while (dir && (d = readdir(dir))) {
+		char path[400], buf[32];
+
+		if (strncmp(d->d_name, "memory", 6) || !strchr("0123456789", d->d_name[6]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/state", dirpath, d->d_name);
+		if (read_text(path, buf, sizeof(buf)) > 0 && !strncmp(buf, "online", 6))
+			online++;
+	}
+	if (dir)
+		closedir(dir);
+	return online;
+}
+
+const char *pmem_join(void)
+{
+	int n;
+
+	if (pmem_to_kmem() != 1)
+		return "the NVDIMM did not become node1's memory (dax/kmem)";
+	if (node_blocks_set(1, "online_movable", &n) || n == 0)
+		return "node1's memory blocks did not go online";
+	if (!tiers_wait(2, 10))
+		return "node1 did not become a second tier";
+	if (tier_of_node(1) <= tier_of_node(0))
+		return "node1 is not in a tier below node0's";
+	return NULL;
+}
+
+void pmem_leave(void)
+{
+	int n;
+
+	node_blocks_set(1, "offline", &n);
+	pmem_from_kmem();
 }
 
 /* One "N value" line, all of it: 0, or -EINVAL. */

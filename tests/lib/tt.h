@@ -180,6 +180,33 @@ bool tiers_wait(int want, double secs);
  * -errno of the first block that would not change (retried while busy).
  */
 int node_blocks_set(int node, const char *state, int *nblocks);
+/* The same for at most max blocks not in that state yet. */
+int node_blocks_set_some(int node, const char *state, int max, int *nblocks);
+/*
+ * The pmem topology's NVDIMM (scripts/vm.sh) as system RAM: its namespace
+ * becomes a device-dax, which dax/kmem adds to the page allocator as
+ * offline memory blocks of the dax region's node.  Returns that node, or
+ * -errno; does what is not done yet.  pmem_from_kmem() gives the device
+ * back: kmem removes its memory, which must be offline by then (else the
+ * kernel keeps it until reboot), and the node leaves N_MEMORY.
+ */
+int pmem_to_kmem(void);
+int pmem_from_kmem(void);
+/*
+ * pmem_join(): the PMEM in as node1, online (movable) and a tier below
+ * node0's; NULL, or what went wrong.  pmem_leave(): node1's blocks offline
+ * and the device back from kmem, for clean-ups.
+ */
+const char *pmem_join(void);
+void pmem_leave(void);
+/*
+ * Load for spawn_in(): map CHURN_LEN bytes, fill, check and unmap them,
+ * over and over; exits 11 if a page lost its contents.
+ */
+#define CHURN_LEN	(16 * MB)
+int churn_anon(void *arg);
+/* How many of a node's memory blocks are online. */
+int node_online_blocks(int node);
 /*
  * Parse "N value" lines (value digits or "max", read as TT_TIER_MAX) into
  * keys[] and vals[]: the number of lines, -EINVAL for a line of any other

@@ -7,7 +7,7 @@
  * It is a header of static functions because tests/Makefile links only
  * lib/tt.o into the test programs.
  *
- * What runs, for toptier.stress_seconds (kernel command line, default 60):
+ * What runs, for toptier.stress_seconds (kernel command line, default 30):
  *
  *   - A parent cgroup "tt_stress" with a nested "nest"; slots 0-5 are its
  *     children, slots 6-7 children of nest.  Slot cgroups are created and
@@ -867,7 +867,7 @@ struct wproc {
 static const struct stress_ops *ops;
 static struct rng prng;
 static uint64_t seed;
-static long stress_seconds = 60;
+static long stress_seconds = 30;
 static char *top_cg, *nest_cg;
 static struct slot slots[NSLOTS];
 static struct wproc workers[MAX_WORKERS];
@@ -1951,7 +1951,7 @@ static int stress_main(const struct stress_ops *o)
 	sigprocmask(SIG_BLOCK, &term, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page_size = sysconf(_SC_PAGESIZE);
-	stress_seconds = cmdline_ll("toptier.stress_seconds=", 60, NULL);
+	stress_seconds = cmdline_ll("toptier.stress_seconds=", 30, NULL);
 	if (stress_seconds < 1)
 		stress_seconds = 1;
 	seed = cmdline_seed(&have_seed);

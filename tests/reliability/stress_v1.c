@@ -15,7 +15,7 @@
  * not exceed memory.usage_in_bytes.  At teardown tt_stress must come back
  * to exactly 0.
  *
- * Parameters (kernel command line): toptier.stress_seconds=N (60),
+ * Parameters (kernel command line): toptier.stress_seconds=N (30),
  * toptier.seed=S (from the clock; printed first).
  *
  * toptier-test: topology=2tier timeout=600 debug=yes

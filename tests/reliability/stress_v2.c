@@ -22,7 +22,7 @@
  * (nothing to demote); "max" written to memory.tiers.low must be refused
  * with EINVAL and leave the line as it was.  At teardown tt_stress must come back to exactly 0.
  *
- * Parameters (kernel command line): toptier.stress_seconds=N (60),
+ * Parameters (kernel command line): toptier.stress_seconds=N (30),
  * toptier.seed=S (from the clock; printed first).
  *
  * toptier-test: topology=2tier timeout=600 debug=yes
