@@ -34,9 +34,8 @@ want() { [[ " $only " == *" $1 "* && $skip != *" $1 "* ]]; }
 
 tt=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
 bl=$("$TOPTIER_ROOT/scripts/build-kernel.sh" baseline | tail -1)
-make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
-initrd=$TOPTIER_ROOT/build/initramfs.cpio.gz
-"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$TOPTIER_ROOT/build/tests" "$initrd"
+test_initramfs
+initrd=$INITRD
 detect_accel "$tt" "$initrd"
 
 out=$TOPTIER_RESULTS/bench-$(date +%Y%m%d-%H%M%S)
@@ -68,15 +67,14 @@ boot() {
 	nboot=$((nboot + 1))
 	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}${topo:+-$topo}
 	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}${topo:+, $topo}"
-	TOPTIER_ICOUNT=$icount "$TOPTIER_ROOT/scripts/vm.sh" -T "$prog" -o "$dir" -k 900 \
-		-t "${topo:-2tier}" -a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
-	tr -d '\r' < "$dir/tap.log" > "$dir/tap.txt"
-	if grep -q '^BENCH-ERROR' "$dir/tap.txt" || ! grep -q 'end .* rc=0' "$dir/tap.txt"; then
-		grep '^BENCH-ERROR' "$dir/tap.txt" >&2 || true
-		die "the benchmark failed in the guest; see $dir/tap.txt"
+	TOPTIER_ICOUNT=$icount boot_collect "$dir" 900 -T "$prog" -t "${topo:-2tier}" \
+		-a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
+	if grep -q '^BENCH-ERROR' "$dir/tap.log" || ! grep -q 'end .* rc=0' "$dir/tap.log"; then
+		grep '^BENCH-ERROR' "$dir/tap.log" >&2 || true
+		die "the benchmark failed in the guest; see $dir/tap.log"
 	fi
 	sed -n "s/^\(BENCH\|SERIES\) /\1 kernel=$k config=$config round=$round /p" \
-		"$dir/tap.txt" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" |
+		"$dir/tap.log" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" |
 		sed "${topo:+s/ bench=\([a-z_0-9]*\)/ bench=\1_$topo/}" >> "$data"
 }
 

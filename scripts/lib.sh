@@ -47,11 +47,37 @@ detect_accel() {
 	export TOPTIER_ACCEL
 }
 
+# test_initramfs: build the guest test programs (build/tests) and the
+# initramfs holding them; sets INITRD.
+test_initramfs() {
+	make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
+	INITRD=$TOPTIER_ROOT/build/initramfs.cpio.gz
+	"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$TOPTIER_ROOT/build/tests" "$INITRD"
+}
+
 # guest_images: build the toptier kernel, the guest programs and the
 # initramfs; sets KERNEL and INITRD.
 guest_images() {
 	KERNEL=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
-	make -s -C "$TOPTIER_ROOT/tests" O="$TOPTIER_ROOT/build/tests" >&2
-	INITRD=$TOPTIER_ROOT/build/initramfs.cpio.gz
-	"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$TOPTIER_ROOT/build/tests" "$INITRD"
+	test_initramfs
+}
+
+# boot_collect <dir> <timeout> <vm.sh arguments>: boot a guest whose logs
+# go to <dir> (console.log, tap.log), killed after <timeout> seconds.  The
+# one place that turns what a guest left into what the runners read:
+# carriage returns stripped from tap.log, a "# guest killed after Ns" line
+# when the time ran out, and the wall time in <dir>/wall-seconds.
+# Returns vm.sh's status (124: killed).
+boot_collect() {
+	local dir=$1 tmo=$2 rc=0 start=$SECONDS
+	shift 2
+	mkdir -p "$dir"
+	"$TOPTIER_ROOT/scripts/vm.sh" -o "$dir" -k "$tmo" "$@" || rc=$?
+	if [[ -f $dir/tap.log ]]; then
+		tr -d '\r' < "$dir/tap.log" > "$dir/tap.log.tmp"
+		mv "$dir/tap.log.tmp" "$dir/tap.log"
+	fi
+	((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
+	echo $((SECONDS - start)) > "$dir/wall-seconds"
+	return $rc
 }

@@ -103,17 +103,12 @@ guest_timeout() {
 
 # boot <label> <kernel> <extra kernel args> <job>...
 boot() {
-	local label=$1 k=$2 args=$3 dir=$pdir/$1 rc=0 start=$SECONDS tmo
+	local label=$1 k=$2 args=$3 dir=$pdir/$1 start=$SECONDS tmo
 	shift 3
 	tmo=$(guest_timeout "$@")
-	mkdir -p "$dir"
 	args+=" toptier.peer_jobs=$(IFS=,; echo "$*")"
 	msg "booting the $label kernel ($k), $# jobs, timeout ${tmo}s"
-	"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -m peer -o "$dir" -k "$tmo" \
-		-a "$args" "$k" "$initrd" || rc=$?
-	tr -d '\r' < "$dir/tap.log" > "$dir/tap.log.clean" && mv "$dir/tap.log.clean" "$dir/tap.log"
-	((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
-	echo $((SECONDS - start)) > "$dir/wall-seconds"
+	boot_collect "$dir" "$tmo" -t "$topo" -m peer -a "$args" "$k" "$initrd" || true
 	grep -q '^# peer-env:' "$dir/tap.log" ||
 		{ [[ $label != baseline ]] || die "the $label guest ran no job; see $dir/console.log"; }
 	cases "$dir"

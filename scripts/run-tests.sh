@@ -7,7 +7,8 @@
 #
 # Each test source declares where it runs in a header comment:
 #   toptier-test: topology=2tier,3tier timeout=300 debug=yes disk_kbps=128
-# (disk_kbps: a scratch disk with throttled writes, see scripts/vm.sh -d).
+# (disk_kbps: a scratch disk with throttled writes, see scripts/vm.sh -d;
+# host_requests=yes: the host plugs memory in when the test asks, -H).
 # -t restricts the run to one topology.  Without arguments every test runs.
 # With -D, the tests marked debug=yes run a second time on that kernel (the
 # KASAN/lockdep build of config/debug.config), with four times the timeout;
@@ -35,11 +36,9 @@ fi
 [[ -f $kernel ]] || die "no kernel at $kernel"
 [[ -z $debug_kernel || -f $debug_kernel ]] || die "no debug kernel at $debug_kernel"
 
-bindir=$TOPTIER_ROOT/build/tests
 msg "building the guest test programs"
-make -s -C "$TOPTIER_ROOT/tests" O="$bindir" >&2
-initrd=$TOPTIER_ROOT/build/initramfs.cpio.gz
-"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$bindir" "$initrd"
+test_initramfs
+initrd=$INITRD
 
 # Select the tests.
 mapfile -t all < <(cd "$TOPTIER_ROOT/tests" && ls -1 -- */*.c | grep -v '^lib/' | sed 's/\.c$//' | sort)
@@ -77,17 +76,16 @@ source "$TOPTIER_ROOT/scripts/tap-parse.sh"
 
 # run_one <test> <topology> <kernel> <dir> <timeout> <label>
 run_one() {
-	local t=$1 topo=$2 k=$3 dir=$4 tmo=$5 label=$6 start=$SECONDS rc=0
+	local t=$1 topo=$2 k=$3 dir=$4 tmo=$5 label=$6 start=$SECONDS
 	local args=()
 
 	[[ -z ${TOPTIER_GUEST_ARGS:-} ]] || args=(-a "$TOPTIER_GUEST_ARGS")
 	local kbps
 	kbps=$(meta "$t" disk_kbps "")
 	[[ -z $kbps ]] || args+=(-d "$kbps")
+	[[ $(meta "$t" host_requests no) != yes ]] || args+=(-H)
 	msg "running $t on $label (timeout ${tmo}s)"
-	"$TOPTIER_ROOT/scripts/vm.sh" -t "$topo" -T "$t" -o "$dir" -k "$tmo" "${args[@]}" \
-		"$k" "$initrd" || rc=$?
-	((rc != 124)) || echo "# guest killed after ${tmo}s" >> "$dir/tap.log"
+	boot_collect "$dir" "$tmo" -t "$topo" -T "$t" "${args[@]}" "$k" "$initrd" || rc=$?
 	parse_tap "$dir" "$t [$label] $((SECONDS - start))s"
 }
 
