@@ -13,12 +13,14 @@
 #     -d KBPS       attach a 128 MB scratch disk (/dev/vda in the guest)
 #                   whose writes QEMU throttles to KBPS kB/s: dirty pages
 #                   then stay under writeback for as long as a test needs
+#     -H            run mode: plug memory in when the guest asks (below)
 #
 # Environment:
 #   TOPTIER_NODE0_MB, TOPTIER_NODE1_MB, TOPTIER_NODE2_MB   node sizes
 #                           (2socket: DRAM nodes 512 MB, expanders 1024 MB;
 #                           hbm: node1, the HBM node, 512 MB;
-#                           pmem: node1, the NVDIMM, 1024 MB)
+#                           pmem: node1, the NVDIMM, 1024 MB;
+#                           hotplug: node1's pc-dimm, 256 MB)
 #   TOPTIER_GUEST_CPUS      vCPUs, all on node0 (default 2; 2socket: one
 #                           per socket, always)
 #   TOPTIER_ACCEL=kvm|tcg   skip the KVM probe and use this accelerator
@@ -29,8 +31,8 @@
 #                           (bench/run.sh, benchmark faulticount)
 source "$(dirname "$0")/lib.sh"
 
-topo=2tier mode=run tests= outdir= timeout=600 extra= disk_kbps=
-while getopts "t:m:T:o:k:a:d:" opt; do
+topo=2tier mode=run tests= outdir= timeout=600 extra= disk_kbps= host_requests=
+while getopts "t:m:T:o:k:a:d:H" opt; do
 	case $opt in
 	t) topo=$OPTARG ;;
 	m) mode=$OPTARG ;;
@@ -39,6 +41,7 @@ while getopts "t:m:T:o:k:a:d:" opt; do
 	k) timeout=$OPTARG ;;
 	a) extra=$OPTARG ;;
 	d) disk_kbps=$OPTARG ;;
+	H) host_requests=1 ;;
 	*) die "bad option" ;;
 	esac
 done
@@ -64,9 +67,12 @@ topology_args() {
 		# node0 with the CPUs; node1 has no memory at boot but a slower
 		# pc-dimm, which the kernel adds offline (the default of
 		# config/toptier.config) and the tests online and offline: a
-		# tier that appears and goes away at run time.
+		# tier that appears and goes away at run time.  Room for 1 GB
+		# more, plugged in while the guest runs (-H, add-dimm); the
+		# boot dimm is small (256 MB) so that a test can fill it.
+		n1=${TOPTIER_NODE1_MB:-256}
 		echo -machine q35,hmat=on -smp "$cpus" \
-			-m "${n0}M,slots=2,maxmem=$((n0 + n1))M" \
+			-m "${n0}M,slots=4,maxmem=$((n0 + n1 + 1024))M" \
 			-object memory-backend-ram,size="${n0}M",id=m0 \
 			-object memory-backend-ram,size="${n1}M",id=m1 \
 			-numa node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0,initiator=0 \
@@ -199,6 +205,7 @@ hmat_args() {
 cmdline="console=ttyS0 panic=-1 no5lvl rdinit=/init toptier.mode=$mode toptier.topology=$topo"
 [[ -n $tests ]] && cmdline+=" toptier.tests=$tests"
 [[ -n $extra ]] && cmdline+=" $extra"
+[[ -n $host_requests ]] && cmdline+=" toptier.host_requests=1"
 
 accel_args() {
 	if [[ -n ${TOPTIER_ICOUNT:-} ]]; then
@@ -244,7 +251,45 @@ if [[ $mode == demo ]]; then
 		tee "$outdir/console.log" || rc=${PIPESTATUS[0]}
 	exit $rc
 fi
+if [[ -z $host_requests ]]; then
+	timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+		-serial file:"$outdir/console.log" -serial file:"$outdir/tap.log" \
+		</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
+	exit $rc
+fi
+
+# -H: the guest asks for memory to be plugged in, as an administrator
+# would from the QEMU monitor.  A test prints, on its TAP port,
+#   # toptier-host: add-dimm <node> <MB>
+# and the host adds a pc-dimm of that size to that node (ACPI memory
+# hotplug; the guest sees it arrive).  Nothing else is understood.  The
+# monitor (QMP) is a pair of FIFOs; its replies go to monitor.log.
+rm -f "$outdir/monitor.in" "$outdir/monitor.out" "$outdir/tap.log"
+mkfifo "$outdir/monitor.in" "$outdir/monitor.out"
 timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+	-chardev pipe,id=qmp,path="$outdir/monitor" -mon chardev=qmp,mode=control \
 	-serial file:"$outdir/console.log" -serial file:"$outdir/tap.log" \
-	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
+	</dev/null >"$outdir/qemu.log" 2>&1 &
+qpid=$!
+cat "$outdir/monitor.out" > "$outdir/monitor.log" &
+(
+	# Read-write: the open does not wait for QEMU (FIFO semantics).
+	exec 7<>"$outdir/monitor.in"
+	echo '{"execute": "qmp_capabilities"}' >&7
+	n=0
+	tail --pid="$qpid" -n +1 -F "$outdir/tap.log" 2>/dev/null | while IFS= read -r line; do
+		[[ ${line%$'\r'} =~ ^#\ toptier-host:\ add-dimm\ ([0-9]+)\ ([1-9][0-9]*)$ ]] || continue
+		n=$((n + 1))
+		printf '{"execute": "object-add", "arguments": {"qom-type": "memory-backend-ram", "id": "hostmem%d", "size": %d}}\n' \
+			"$n" $((BASH_REMATCH[2] << 20)) >&7
+		printf '{"execute": "device_add", "arguments": {"driver": "pc-dimm", "id": "hostdimm%d", "memdev": "hostmem%d", "node": %d}}\n' \
+			"$n" "$n" "${BASH_REMATCH[1]}" >&7
+	done
+) &
+wait "$qpid" || rc=$?
+# A QEMU that never opened the monitor leaves cat waiting for a writer.
+exec 8<>"$outdir/monitor.out"
+exec 8>&-
+wait
+rm -f "$outdir/monitor.in" "$outdir/monitor.out"
 exit $rc

@@ -868,6 +868,89 @@ int pmem_from_kmem(void)
 	return write_text(DAX_DIR "/drivers/kmem/unbind", dev);
 }
 
+static int node_blocks(int node)
+{
+	int n;
+
+	node_blocks_set_some(node, "offline", 0, &n);
+	return n;
+}
+
+int host_add_dimm(int node, int mb)
+{
+	char buf[4096];
+	int before = node_blocks(node), want;
+	double deadline = now_s() + 30;
+	long long block;
+
+	if (read_text("/proc/cmdline", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "toptier.host_requests=1"))
+		return -EOPNOTSUPP;
+	/* Hexadecimal, without a prefix. */
+	if (read_text("/sys/devices/system/memory/block_size_bytes", buf, sizeof(buf)) <= 0)
+		return -EIO;
+	block = strtoll(buf, NULL, 16);
+	if (block <= 0)
+		return -EIO;
+	want = before + (int)(((long long)mb << 20) / block);
+	/* The TAP port is the host's: a diagnostic line it acts on. */
+	printf("# toptier-host: add-dimm %d %d\n", node, mb);
+	fflush(stdout);
+	while (node_blocks(node) < want && now_s() < deadline)
+		usleep(50 * 1000);
+	return node_blocks(node) >= want ? 0 : -ETIMEDOUT;
+}
+
+/* ---- what a test case leaves behind ------------------------------------ */
+#define TT_MAX_OWNED	16
+static char *owned_cgroups[TT_MAX_OWNED];
+static int nowned_cgroups;
+static struct holder *owned_holders[TT_MAX_OWNED];
+
+char *tt_cgroup(const char *parent, const char *name)
+{
+	char *cg;
+
+	if (nowned_cgroups == TT_MAX_OWNED) {
+		tt_diag("tt_cgroup: more than %d cgroups in one case", TT_MAX_OWNED);
+		return NULL;
+	}
+	cg = cg_create(parent, name);
+	if (cg)
+		owned_cgroups[nowned_cgroups++] = cg;
+	return cg;
+}
+
+struct holder *tt_holder(const char *cg, size_t len, uint64_t seed, bool thp)
+{
+	for (int i = 0; i < TT_MAX_OWNED; i++)
+		if (!owned_holders[i])
+			return owned_holders[i] = holder_start(cg, len, seed, thp);
+	tt_diag("tt_holder: more than %d holders in one case", TT_MAX_OWNED);
+	return NULL;
+}
+
+void tt_holder_release(struct holder *h)
+{
+	for (int i = 0; h && i < TT_MAX_OWNED; i++)
+		if (owned_holders[i] == h)
+			owned_holders[i] = NULL;
+	holder_stop(h);
+}
+
+void tt_release_all(void)
+{
+	for (int i = 0; i < TT_MAX_OWNED; i++)
+		tt_holder_release(owned_holders[i]);
+	/* Newest first: children were created after their parents. */
+	while (nowned_cgroups > 0) {
+		char *cg = owned_cgroups[--nowned_cgroups];
+
+		cg_destroy(cg);
+		free(cg);
+	}
+}
+
 int churn_anon(void *arg __attribute__((unused)))
 {
 	for (uint64_t seed = 1;; seed++) {

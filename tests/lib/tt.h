@@ -200,11 +200,29 @@ int pmem_from_kmem(void);
 const char *pmem_join(void);
 void pmem_leave(void);
 /*
+ * What a case creates and its clean-up must undo: tt_cgroup() creates a
+ * cgroup and tt_holder() starts a holder (holder_start()), both
+ * remembered; tt_holder_release() stops one holder early; tt_release_all()
+ * stops every remembered holder and removes every remembered cgroup,
+ * newest first (children before parents).  Up to 16 of each per case.
+ */
+char *tt_cgroup(const char *parent, const char *name);
+struct holder *tt_holder(const char *cg, size_t len, uint64_t seed, bool thp);
+void tt_holder_release(struct holder *h);
+void tt_release_all(void);
+/*
  * Load for spawn_in(): map CHURN_LEN bytes, fill, check and unmap them,
  * over and over; exits 11 if a page lost its contents.
  */
 #define CHURN_LEN	(16 * MB)
 int churn_anon(void *arg);
+/*
+ * Ask the host for mb more memory on node, a pc-dimm plugged in through
+ * the QEMU monitor (scripts/vm.sh -H; header host_requests=yes), and wait
+ * up to 30 s for its memory blocks to appear (offline, the config's
+ * default).  0, -EOPNOTSUPP without -H, or -ETIMEDOUT.
+ */
+int host_add_dimm(int node, int mb);
 /* How many of a node's memory blocks are online. */
 int node_online_blocks(int node);
 /*

@@ -125,16 +125,10 @@ static char sysctl_orig[ARRAY_SIZE(sysctls)][32];
 
 /* ---- what each case leaves behind, undone by cleanup() -------------------- */
 static struct holder *holders[1];
-static char *cgroups[2];
-static int ncgroups;
 
 static char *mkcg(const char *name)
 {
-	char *cg = cg_create(cg2_root(), name);
-
-	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
-		cgroups[ncgroups++] = cg;
-	return cg;
+	return tt_cgroup(cg2_root(), name);
 }
 
 static void cleanup(void)
@@ -143,12 +137,7 @@ static void cleanup(void)
 		holder_stop(holders[i]);
 		holders[i] = NULL;
 	}
-	while (ncgroups > 0) {
-		char *cg = cgroups[--ncgroups];
-
-		cg_destroy(cg);
-		free(cg);
-	}
+	tt_release_all();
 	for (size_t i = 0; i < ARRAY_SIZE(sysctls); i++)
 		if (sysctl_orig[i][0])
 			write_text(sysctls[i].path, sysctl_orig[i]);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stress under cgroup v1 (issue 7): the same workload and chaos as
- * stress_v2 (see stress.h), in a boot of its own with the v1 memory
+ * stress_v2 (see lib/stress.c), in a boot of its own with the v1 memory
  * hierarchy.  The limit rewritten at random is
  * memory.toptier_soft_limit_in_bytes (-1 or sizes, read back after each
  * write), besides vm.toptier_scale_factor (which decides when kswapd
@@ -11,7 +11,7 @@
  *
  * At quiescent points memory.toptier_usage_in_bytes must equal
  * hierarchical_total of memory.numa_stat summed over the top-tier nodes,
- * within TOL (stress.h), must not be negative (an unsigned wrap) and must
+ * within TOL (lib/stress.c), must not be negative (an unsigned wrap) and must
  * not exceed memory.usage_in_bytes.  At teardown tt_stress must come back
  * to exactly 0.
  *
@@ -20,6 +20,14 @@
  *
  * toptier-test: topology=2tier timeout=600 debug=yes
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt.h"
 #include "stress.h"
 
 #define USAGE	"memory.toptier_usage_in_bytes"

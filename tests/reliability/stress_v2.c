@@ -5,14 +5,14 @@
  * tiers with THP on, promotion and demotion run, workers move between
  * cgroups and memory.tiers.low/high/max, vm.toptier_scale_factor and more
  * are rewritten at random.  The engine and what it checks are described in
- * stress.h; this file has what is specific to v2.
+ * lib/stress.c; this file has what is specific to v2.
  *
  * memory.tiers.* have one "N value" line per memory tier except the
  * slowest (N the tier's key, read from sysfs), each cumulative: tier N and
  * every faster tier.  At quiescent points every line of memory.tiers.current
  * must equal the LRU entries of memory.numa_stat (inactive/active anon and
  * file, unevictable) summed over the nodes of the tiers <= N, within TOL
- * (stress.h).  The LRU entries, not anon + file: "anon" is NR_ANON_MAPPED,
+ * (lib/stress.c).  The LRU entries, not anon + file: "anon" is NR_ANON_MAPPED,
  * which drops the unmapped part of a THP that was partially unmapped (and
  * waits on the deferred split queue), while the charge and the LRU keep the
  * whole folio until it is split.  Every line of memory.tiers.peak must be at
@@ -27,6 +27,16 @@
  *
  * toptier-test: topology=2tier timeout=600 debug=yes
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tt.h"
 #include "stress.h"
 
 #define CURRENT		"memory.tiers.current"

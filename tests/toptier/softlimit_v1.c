@@ -35,17 +35,11 @@ static long long unlimited(void)
 
 /* ---- what each case leaves behind, undone by cleanup() -------------------- */
 static struct holder *ha, *hb;
-static char *cgroups[4];
-static int ncgroups;
 static int mglru_saved = -1;
 
 static char *mkcg(const char *name)
 {
-	char *cg = cg_create(cg1_root(), name);
-
-	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
-		cgroups[ncgroups++] = cg;
-	return cg;
+	return tt_cgroup(cg1_root(), name);
 }
 
 static int mglru_on(void)
@@ -69,12 +63,7 @@ static void cleanup(void)
 	holder_stop(ha);
 	holder_stop(hb);
 	ha = hb = NULL;
-	while (ncgroups > 0) {
-		char *cg = cgroups[--ncgroups];
-
-		cg_destroy(cg);
-		free(cg);
-	}
+	tt_release_all();
 	if (mglru_saved >= 0)
 		write_text(LRU_GEN, mglru_saved ? "y" : "n");
 	tt_restore_demotion();

@@ -34,51 +34,18 @@
 #define SETTLE_S	5
 
 /* ---- what each case leaves behind, undone by cleanup() -------------------- */
-static struct holder *holders[4];
-static char *cgroups[8];
-static int ncgroups;
 static char thp_saved[16];
 
-static struct holder *hold(const char *cg, size_t len, uint64_t seed, bool thp)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(holders); i++)
-		if (!holders[i])
-			return holders[i] = holder_start(cg, len, seed, thp);
-	return NULL;
-}
 
-static void release(struct holder *h)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(holders); i++)
-		if (holders[i] == h)
-			holders[i] = NULL;
-	holder_stop(h);
-}
 
-static char *mkcg(const char *parent, const char *name)
-{
-	char *cg = cg_create(parent, name);
-
-	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
-		cgroups[ncgroups++] = cg;
-	return cg;
-}
 
 static void cleanup(void)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(holders); i++)
-		release(holders[i]);
 	unlink(SHMEM_FILE);
 	unlink(RAMFS_FILE);
 	umount(RAMFS_DIR);
 	rmdir(RAMFS_DIR);
-	/* Children were created after their parents. */
-	while (ncgroups > 0) {
-		char *cg = cgroups[--ncgroups];
-
-		cg_destroy(cg);
-		free(cg);
-	}
+	tt_release_all();
 	if (thp_saved[0]) {
 		write_text(THP_ENABLED, thp_saved);
 		thp_saved[0] = 0;
@@ -193,13 +160,13 @@ static enum tt_result anon_body(void)
 {
 	const long long len = 200 * MB;
 	long npages = len / page_size, slack = MB / page_size;
-	char *cg = mkcg(cg1_root(), "tt_anon");
+	char *cg = tt_cgroup(cg1_root(), "tt_anon");
 	struct holder *h;
 
 	TT_EXPECT(cg, "cannot create the cgroup");
 	TT_EXPECT(settle(cg, "empty", 0, TOL, NULL), "empty cgroup inconsistent");
 	/* Unbound: node0 has room, so the memory is local to the CPUs. */
-	h = hold(cg, len, 1, false);
+	h = tt_holder(cg, len, 1, false);
 	TT_EXPECT(h, "no holder");
 	TT_EXPECT(on_node(h, 0) == npages, "only %ld of %ld pages on node0 to start",
 		  on_node(h, 0), npages);
@@ -215,7 +182,7 @@ static enum tt_result anon_body(void)
 	TT_EXPECT(settle(cg, "moved back", len - TOL, len + TOL, NULL), "after promotion");
 	TT_EXPECT(holder_check(h) == 0, "contents changed");
 
-	release(h);
+	tt_holder_release(h);
 	TT_EXPECT(settle(cg, "freed", 0, TOL, NULL), "after the holder exited");
 	return TT_PASS;
 }
@@ -223,7 +190,7 @@ static enum tt_result anon_body(void)
 static enum tt_result file_body(void)
 {
 	const long long shmem = 64 * MB, ram = 32 * MB;
-	char *cg = mkcg(cg1_root(), "tt_file");
+	char *cg = tt_cgroup(cg1_root(), "tt_file");
 	int rc;
 
 	TT_EXPECT(cg, "cannot create the cgroup");
@@ -248,16 +215,16 @@ static enum tt_result file_body(void)
 static enum tt_result hierarchy_body(void)
 {
 	const long long len = 100 * MB;
-	char *p = mkcg(cg1_root(), "tt_parent");
-	char *c1 = mkcg(p, "c1"), *c2 = mkcg(p, "c2");
+	char *p = tt_cgroup(cg1_root(), "tt_parent");
+	char *c1 = tt_cgroup(p, "c1"), *c2 = tt_cgroup(p, "c2");
 	const char *kids[] = { c1, c2 };
 	long long tp, tkids;
 	struct holder *h2;
 	double deadline;
 
 	TT_EXPECT(p && c1 && c2, "cannot create the cgroups");
-	TT_EXPECT(hold(c1, len, 1, false), "no holder in c1");
-	h2 = hold(c2, len, 2, false);
+	TT_EXPECT(tt_holder(c1, len, 1, false), "no holder in c1");
+	h2 = tt_holder(c2, len, 2, false);
 	TT_EXPECT(h2, "no holder in c2");
 	TT_EXPECT(settle(c1, "c1 allocated", len - TOL, len + TOL, NULL), "c1");
 	TT_EXPECT(settle(c2, "c2 allocated", len - TOL, len + TOL, NULL), "c2");
@@ -271,7 +238,7 @@ static enum tt_result hierarchy_body(void)
 	TT_EXPECT(llabs(tp - tkids) <= TOL, "parent %lld kB, children %lld kB",
 		  tp / 1024, tkids / 1024);
 
-	release(h2);
+	tt_holder_release(h2);
 	TT_EXPECT(cg_destroy(c2) == 0 && !path_exists(c2), "cannot remove c2");
 	TT_EXPECT(settle(p, "c2 removed", tp - len - TOL, tp - len + TOL, NULL),
 		  "the parent did not drop by c2's %lld MB", len / (long long)MB);
@@ -282,12 +249,12 @@ static enum tt_result hierarchy_body(void)
 static enum tt_result task_move_body(void)
 {
 	const long long len = 100 * MB;
-	char *from = mkcg(cg1_root(), "tt_from"), *to = mkcg(cg1_root(), "tt_to");
+	char *from = tt_cgroup(cg1_root(), "tt_from"), *to = tt_cgroup(cg1_root(), "tt_to");
 	const char *both[] = { from, to };
 	struct holder *h;
 
 	TT_EXPECT(from && to, "cannot create the cgroups");
-	h = hold(from, len, 3, false);
+	h = tt_holder(from, len, 3, false);
 	TT_EXPECT(h, "no holder");
 	TT_EXPECT(settle(from, "before the move", len - TOL, len + TOL, NULL), "before");
 	TT_EXPECT(cg_attach(to, h->pid) == 0, "cannot move the task");
@@ -335,9 +302,9 @@ static enum tt_result thp_body(void)
 	TT_EXPECT(thp_mode(mode, sizeof(mode)), "cannot parse %s", THP_ENABLED);
 	memcpy(thp_saved, mode, sizeof(thp_saved));
 	TT_EXPECT(write_text(THP_ENABLED, "always") == 0, "cannot set THP to always");
-	cg = mkcg(cg1_root(), "tt_thp");
+	cg = tt_cgroup(cg1_root(), "tt_thp");
 	TT_EXPECT(cg, "cannot create the cgroup");
-	h = hold(cg, len, 4, true);
+	h = tt_holder(cg, len, 4, true);
 	TT_EXPECT(h, "no holder");
 	tt_diag("rss_huge %lld MB of %lld MB", cg_read_key(cg, "memory.stat", "rss_huge") / (long long)MB,
 		len / (long long)MB);

@@ -66,19 +66,9 @@ static int nlines;	/* lines of each file: every tier but the slowest */
 static int node_tier[TT_MAX_NODES];	/* index in tiers[] of each node, or -1 */
 
 static struct holder *holders[2];
-static char *cgroups[6];
-static int ncgroups;
 static char thp_saved[16];
 static bool ramfs_mounted;
 
-static char *mkcg(const char *parent, const char *name)
-{
-	char *cg = cg_create(parent, name);
-
-	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
-		cgroups[ncgroups++] = cg;
-	return cg;
-}
 
 static struct holder *hold(int slot, const char *cg, size_t len, uint64_t seed, bool thp)
 {
@@ -104,12 +94,7 @@ static void cleanup(void)
 	if (thp_saved[0])
 		write_text(THP_ENABLED, thp_saved);
 	thp_saved[0] = 0;
-	while (ncgroups > 0) {
-		char *cg = cgroups[--ncgroups];
-
-		cg_destroy(cg);
-		free(cg);
-	}
+	tt_release_all();
 }
 
 /* The workbench's topologies: node k alone in the k-th tier. */
@@ -343,7 +328,7 @@ static enum tt_result files_body(void)
 
 	TT_EXPECT(root, "no cgroup2 hierarchy with the memory controller");
 	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
-	cg = mkcg(root, "tt_v2_files");
+	cg = tt_cgroup(root, "tt_v2_files");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	for (size_t i = 0; i < ARRAY_SIZE(tier_files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, tier_files[i]);
@@ -428,7 +413,7 @@ static enum tt_result files_body(void)
 static enum tt_result anon_body(void)
 {
 	const long long len = 200 * MB;
-	char *cg = mkcg(cg2_root(), "tt_v2_anon");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_anon");
 	long long per_node[TT_MAX_NODES], peak[TT_MAX_TIERS];
 	struct holder *h;
 	char step[64];
@@ -488,7 +473,7 @@ static bool thp_mode(char *mode, size_t len)
 static enum tt_result thp_body(void)
 {
 	const long long len = 64 * MB;
-	char *cg = mkcg(cg2_root(), "tt_v2_thp");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_thp");
 	long long per_node[TT_MAX_NODES], huge;
 	char mode[16], step[64];
 	struct holder *h;
@@ -530,7 +515,7 @@ static enum tt_result thp_body(void)
 static enum tt_result peak_body(void)
 {
 	const long long len = 128 * MB;
-	char *cg = mkcg(cg2_root(), "tt_v2_peak");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_peak");
 	long long v[TT_MAX_TIERS], per_node[TT_MAX_NODES];
 	int fd_reset = -1, fd_other = -1, slowest;
 	char path[512];
@@ -626,7 +611,7 @@ out:
 static enum tt_result page_cache_body(void)
 {
 	const long long len = 64 * MB;
-	char *cg = mkcg(cg2_root(), "tt_v2_cache");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_cache");
 	long long per_node[TT_MAX_NODES];
 	int rc;
 
@@ -667,7 +652,7 @@ static enum tt_result page_cache_body(void)
 static enum tt_result hierarchy_body(void)
 {
 	const long long anon = 100 * MB, file = 64 * MB;
-	char *p = mkcg(cg2_root(), "tt_v2_parent");
+	char *p = tt_cgroup(cg2_root(), "tt_v2_parent");
 	long long per_node[TT_MAX_NODES];
 	char *c1, *c2, step[64];
 	int rc;
@@ -675,8 +660,8 @@ static enum tt_result hierarchy_body(void)
 	TT_EXPECT(tiers_ok(), "the memory tiers are not the workbench's");
 	TT_EXPECT(p && cg_write(p, "cgroup.subtree_control", "+memory") == 0,
 		  "cannot create the parent with memory in its subtree");
-	c1 = mkcg(p, "c1");
-	c2 = mkcg(p, "c2");
+	c1 = tt_cgroup(p, "c1");
+	c2 = tt_cgroup(p, "c2");
 	TT_EXPECT(c1 && c2, "cannot create the children");
 	TT_EXPECT(hold(0, c1, anon, 3, false), "no holder in c1");
 	rc = write_file_on(c2, SHMEM_FILE, file, 0);

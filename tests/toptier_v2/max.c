@@ -45,17 +45,7 @@ static int ntiers;
 #define K1 (tiers[1].key)
 
 static struct holder *holders[2];
-static char *cgroups[6];
-static int ncgroups;
 
-static char *mkcg(const char *parent, const char *name)
-{
-	char *cg = cg_create(parent, name);
-
-	if (cg && ncgroups < (int)ARRAY_SIZE(cgroups))
-		cgroups[ncgroups++] = cg;
-	return cg;
-}
 
 static void filler_stop(void);
 
@@ -66,12 +56,7 @@ static void cleanup(void)
 		holder_stop(holders[i]);
 		holders[i] = NULL;
 	}
-	while (ncgroups > 0) {
-		char *cg = cgroups[--ncgroups];
-
-		cg_destroy(cg);
-		free(cg);
-	}
+	tt_release_all();
 	tt_restore_mglru();
 }
 
@@ -197,7 +182,7 @@ static enum tt_result parse_body(void)
 	TT_EXPECT(tiers_ok(2), "the memory tiers are not the workbench's");
 	snprintf(path, sizeof(path), "%s/%s", root, MAX);
 	TT_EXPECT(!path_exists(path), "%s exists on the root cgroup", MAX);
-	cg = mkcg(root, "tt_v2_parse");
+	cg = tt_cgroup(root, "tt_v2_parse");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	for (int i = 0; i < ntiers - 1; i++)
 		TT_EXPECT(cg_tier_read(cg, MAX, tiers[i].key) == TT_TIER_MAX,
@@ -246,7 +231,7 @@ static enum tt_result parse_body(void)
 static enum tt_result cap_body(void)
 {
 	const long long len = 800 * MB, max = 256 * MB;
-	char *cg = mkcg(cg2_root(), "tt_v2_cap");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_cap");
 	long long oom0 = vmstat("oom_kill"), sw0 = vmstat("pswpout"), peak, n0, n1, n2 = 0, ev;
 	struct sampler s;
 
@@ -302,7 +287,7 @@ static enum tt_result lower_body(bool mglru)
 	TT_EXPECT(tiers_ok(2), "the memory tiers are not the workbench's");
 	TT_EXPECT(tt_set_mglru(mglru) == 0, "cannot turn MGLRU %s", mglru ? "on" : "off");
 	snprintf(name, sizeof(name), "tt_v2_lower_%s", mglru ? "mglru" : "classic");
-	cg = mkcg(cg2_root(), name);
+	cg = tt_cgroup(cg2_root(), name);
 	TT_EXPECT(cg, "cannot create the cgroup");
 	holders[0] = holder_start(cg, len, 8, false);
 	TT_EXPECT(holders[0], "no holder");
@@ -331,7 +316,7 @@ static enum tt_result lower_body(bool mglru)
 static enum tt_result parent_body(void)
 {
 	const long long len = 300 * MB, max = 256 * MB;
-	char *p = mkcg(cg2_root(), "tt_v2_pmax");
+	char *p = tt_cgroup(cg2_root(), "tt_v2_pmax");
 	char *c1, *c2;
 	long long peak, total;
 	struct sampler s;
@@ -339,8 +324,8 @@ static enum tt_result parent_body(void)
 	TT_EXPECT(tiers_ok(2), "the memory tiers are not the workbench's");
 	TT_EXPECT(p && cg_write(p, "cgroup.subtree_control", "+memory") == 0,
 		  "cannot create the parent");
-	c1 = mkcg(p, "c1");
-	c2 = mkcg(p, "c2");
+	c1 = tt_cgroup(p, "c1");
+	c2 = tt_cgroup(p, "c2");
 	TT_EXPECT(c1 && c2, "cannot create the children");
 	TT_EXPECT(set_max(p, K0, "256M") == 0, "cannot set the parent's %s", MAX);
 	TT_EXPECT(sampler_start(&s, p, K0), "cannot start the sampler");
@@ -372,7 +357,7 @@ static enum tt_result tier1_cap_body(void)
 	if (!three_tiers())
 		return TT_SKIP;
 	TT_EXPECT(tiers_ok(3), "the memory tiers are not the workbench's");
-	cg = mkcg(cg2_root(), "tt_v2_cap1");
+	cg = tt_cgroup(cg2_root(), "tt_v2_cap1");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	TT_EXPECT(set_max(cg, K1, "256M") == 0, "cannot set %s line %d", MAX, K1);
 	TT_EXPECT(cg_tier_read(cg, MAX, K0) == TT_TIER_MAX, "line %d changed to %lld", K0,
@@ -419,7 +404,7 @@ static enum tt_result both_caps_body(void)
 	if (!three_tiers())
 		return TT_SKIP;
 	TT_EXPECT(tiers_ok(3), "the memory tiers are not the workbench's");
-	cg = mkcg(cg2_root(), "tt_v2_caps");
+	cg = tt_cgroup(cg2_root(), "tt_v2_caps");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	snprintf(buf, sizeof(buf), "%d 64M\n%d 256M\n", K0, K1);
 	TT_EXPECT(cg_write(cg, MAX, buf) == 0, "cannot write both lines of %s", MAX);
@@ -457,7 +442,7 @@ static enum tt_result lower_tier1_body(void)
 	if (!three_tiers())
 		return TT_SKIP;
 	TT_EXPECT(tiers_ok(3), "the memory tiers are not the workbench's");
-	cg = mkcg(cg2_root(), "tt_v2_lower1");
+	cg = tt_cgroup(cg2_root(), "tt_v2_lower1");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	holders[0] = holder_start(cg, len, 16, false);
 	TT_EXPECT(holders[0], "no holder");
@@ -581,7 +566,7 @@ static enum tt_result full_body(void)
 {
 	const long long len = 128 * MB, more = 32 * MB;
 	struct filler_arg fa = { .lock = true, .spare = 8 * MB };
-	char *cg = mkcg(cg2_root(), "tt_v2_full");
+	char *cg = tt_cgroup(cg2_root(), "tt_v2_full");
 	long long oom0 = vmstat("oom_kill"), n0, fallback, n1;
 
 	TT_EXPECT(tiers_ok(2), "the memory tiers are not the workbench's");
@@ -631,7 +616,7 @@ static enum tt_result chain_body(void)
 	if (!three_tiers())
 		return TT_SKIP;
 	TT_EXPECT(tiers_ok(3), "the memory tiers are not the workbench's");
-	cg = mkcg(cg2_root(), "tt_v2_chain");
+	cg = tt_cgroup(cg2_root(), "tt_v2_chain");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	TT_EXPECT(set_max(cg, K0, "0") == 0, "cannot set %s", MAX);
 

@@ -1,11 +1,10 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The engine of the reliability stress tests (issue 7), shared by
  * stress_v2.c and stress_v1.c, which supply what differs between the two
  * cgroup versions in a struct stress_ops: how to read a cgroup's top-tier
  * usage and check it against memory.numa_stat, and which limits to rewrite.
- * It is a header of static functions because tests/Makefile links only
- * lib/tt.o into the test programs.
+ * tests/Makefile links it (lib/stress.o) into those two programs only.
  *
  * What runs, for toptier.stress_seconds (kernel command line, default 30):
  *
@@ -58,8 +57,6 @@
  * live at once (node0 has 1 GB, node1 2 GB), so demotion always has room
  * and nothing should be OOM-killed: an OOM kill fails the test.
  */
-#ifndef STRESS_H
-#define STRESS_H
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -81,6 +78,7 @@
 #include <unistd.h>
 
 #include "tt.h"
+#include "stress.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
@@ -125,7 +123,6 @@
  * every 2 s), and accepts up to TOL only at its deadline, with a note;
  * teardown, where nothing is in flight, wants exactly 0.
  */
-#define TOL		(4LL * (long long)MB)
 /* What the statistics alone explain (the first two terms above). */
 #define LAG		(1536LL * 1024)
 #define SETTLE_ONE_S	10	/* deadline for one cgroup's agreement */
@@ -134,10 +131,6 @@
 #define SETTLE_S	60	/* deadline for teardown to reach zero */
 
 /* ---- seeded randomness -------------------------------------------------- */
-struct rng {
-	uint64_t s;
-};
-
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -147,12 +140,12 @@ static uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-static uint64_t rnd(struct rng *r)
+uint64_t rnd(struct rng *r)
 {
 	return splitmix64(&r->s);
 }
 
-static uint64_t rnd_below(struct rng *r, uint64_t n)
+uint64_t rnd_below(struct rng *r, uint64_t n)
 {
 	return n ? rnd(r) % n : 0;
 }
@@ -177,31 +170,6 @@ static int pick(struct rng *r, const int *weights, int n)
 	}
 	return n - 1;
 }
-
-/* ---- what the two versions provide -------------------------------------- */
-struct stress_ops {
-	const char *name;		/* "v2", "v1" */
-	const char *(*root)(void);
-	/* Make cg able to have child cgroups with the memory controller. */
-	int (*enable_children)(const char *cg);
-	/*
-	 * Compare cg's top-tier usage with memory.numa_stat over the top-tier
-	 * nodes once: true when consistent; *usage gets the usage in bytes,
-	 * *ref what numa_stat says it should be, why what was read.
-	 */
-	bool (*check)(const char *cg, long long *usage, long long *ref, char *why, size_t len);
-	/* The cgroup's top-tier usage in bytes (LLONG_MIN: unreadable). */
-	long long (*usage)(const char *cg);
-	/* Rewrite one limit of cg at random: 0, or -errno on an unexpected
-	 * failure (described in why). */
-	int (*rewrite)(const char *cg, struct rng *r, char *why, size_t len);
-	/* Called before a worker is moved into cg (v1: charge moving). */
-	void (*before_attach)(const char *cg, struct rng *r);
-	/* Called before a new worker joins cg from the root cgroup. */
-	void (*before_spawn)(const char *cg);
-	/* Teardown: the parent holds nothing any more (exact, polled). */
-	bool (*parent_empty)(const char *cg, char *why, size_t len);
-};
 
 /* ---- node masks --------------------------------------------------------- */
 static bool toptier_node[TT_MAX_NODES], memory_node[TT_MAX_NODES];
@@ -233,8 +201,7 @@ static bool read_nodes(void)
  * names[] are matched up to the first ' ' or '='.  Returns the number of
  * names found, -1 when the file cannot be read.
  */
-static int numa_stat_toptier(const char *cg, const char *const *names, int nnames,
-			     long long *sum)
+int numa_stat_toptier(const char *cg, const char *const *names, int nnames, long long *sum)
 {
 	static char buf[1 << 15];
 	char path[512], *line, *save;
@@ -1931,7 +1898,7 @@ static enum tt_result test_kmsg(void)
 	return TT_PASS;
 }
 
-static int stress_main(const struct stress_ops *o)
+int stress_main(const struct stress_ops *o)
 {
 	static const struct tt_case cases[] = {
 		{ "run_stress", test_run },
@@ -1969,5 +1936,3 @@ static int stress_main(const struct stress_ops *o)
 	tt_diag("cgroup %s, stress_seconds %ld", ops->name, stress_seconds);
 	return tt_run(cases, ARRAY_SIZE(cases));
 }
-
-#endif
