@@ -1118,6 +1118,31 @@ bool cg_tier_current_matches(const char *cg, int key, long long want, long long 
 	return line >= numa - tol && line <= numa + tol && line >= want - tol && line <= want + tol;
 }
 
+bool cg_tier_line_agrees(const char *cg, int key, long long tol, pid_t pause, double secs,
+			 const char *step)
+{
+	double deadline = now_s() + secs;
+	long long line, numa;
+	bool ok;
+
+	for (;;) {
+		/* Held still, so that its own faults do not move the two apart. */
+		if (pause > 0)
+			kill(pause, SIGSTOP);
+		line = cg_tier_read(cg, "memory.tiers.current", key);
+		numa = cg2_numa_upto_tier(cg, key);
+		if (pause > 0)
+			kill(pause, SIGCONT);
+		ok = line >= 0 && numa >= 0 && line >= numa - tol && line <= numa + tol;
+		if (ok || now_s() >= deadline)
+			break;
+		usleep(100 * 1000);
+	}
+	tt_diag("%s: line %d %lld MB, numa_stat %lld MB", step, key, line / (long long)MB,
+		numa / (long long)MB);
+	return ok;
+}
+
 int cg_tier_write(const char *cg, const char *file, int key, const char *val)
 {
 	char line[128];

@@ -252,6 +252,14 @@ bool cg_tier_current_matches(const char *cg, int key, long long want, long long 
  * the tiers with a key <= key: what memory.tiers.current's line key
  * counts; LLONG_MIN when unreadable. */
 long long cg2_numa_upto_tier(const char *cg, int key);
+/*
+ * Does memory.tiers.current's line key agree with memory.numa_stat within
+ * tol?  Polled for up to secs: numa_stat is flushed lazily and background
+ * demotion moves pages between the two reads; a wrong counter never
+ * agrees.  pause (if > 0) is stopped during each comparison.
+ */
+bool cg_tier_line_agrees(const char *cg, int key, long long tol, pid_t pause, double secs,
+			 const char *step);
 /* The same for other memory.numa_stat entries (the LRU lists, ...). */
 long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const *names,
 				     int nnames);

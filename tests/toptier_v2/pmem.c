@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +53,7 @@ static void cleanup(void)
 /* node0's line against memory.numa_stat, the churner held still. */
 static bool line_exact(int key, const char *step)
 {
-	long long line, numa;
-
-	if (churner > 0)
-		kill(churner, SIGSTOP);
-	line = cg_tier_read(cg, CURRENT, key);
-	numa = cg2_numa_upto_tier(cg, key);
-	if (churner > 0)
-		kill(churner, SIGCONT);
-	tt_diag("%s: line %d %lld MB, numa_stat %lld MB", step, key, MBS(line), MBS(numa));
-	return line >= 0 && line >= numa - TOL && line <= numa + TOL;
+	return cg_tier_line_agrees(cg, key, TOL, churner, 5, step);
 }
 
 /* Wait up to secs for node0's line to be at most want. */
