@@ -1118,6 +1118,17 @@ bool cg_tier_current_matches(const char *cg, int key, long long want, long long 
 	return line >= numa - tol && line <= numa + tol && line >= want - tol && line <= want + tol;
 }
 
+long long cg_tier_line_at_most(const char *cg, int key, long long want, double secs)
+{
+	double deadline = now_s() + secs;
+	long long line;
+
+	while ((line = cg_tier_read(cg, "memory.tiers.current", key)) > want &&
+	       now_s() < deadline)
+		usleep(50 * 1000);
+	return line;
+}
+
 bool cg_tier_line_agrees(const char *cg, int key, long long tol, pid_t pause, double secs,
 			 const char *step)
 {

@@ -252,6 +252,9 @@ bool cg_tier_current_matches(const char *cg, int key, long long want, long long 
  * the tiers with a key <= key: what memory.tiers.current's line key
  * counts; LLONG_MIN when unreadable. */
 long long cg2_numa_upto_tier(const char *cg, int key);
+/* Poll up to secs for memory.tiers.current's line key to be at most
+ * want; returns the last value read. */
+long long cg_tier_line_at_most(const char *cg, int key, long long want, double secs);
 /*
  * Does memory.tiers.current's line key agree with memory.numa_stat within
  * tol?  Polled for up to secs: numa_stat is flushed lazily and background

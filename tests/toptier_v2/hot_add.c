@@ -54,16 +54,6 @@ static bool line_exact(int key, const char *step)
 	return cg_tier_line_agrees(cg, key, TOL, churner, 5, step);
 }
 
-static long long line_at_most(int key, long long want, double secs)
-{
-	double deadline = now_s() + secs;
-	long long line;
-
-	while ((line = cg_tier_read(cg, CURRENT, key)) > want && now_s() < deadline)
-		usleep(50 * 1000);
-	return line;
-}
-
 static enum tt_result grows_body(void)
 {
 	int key0 = tier_of_node(0), key1, n, blocks, added;
@@ -115,7 +105,7 @@ static enum tt_result grows_body(void)
 		  "the tiers changed as node1 grew");
 	tt_diag("node1: %d blocks online, %lld MB free", node_online_blocks(1),
 		MBS(node_free(1)));
-	line = line_at_most(key0, LIMIT + TOL, 20);
+	line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 	TT_EXPECT(line <= LIMIT + TOL, "node0's line stays at %lld MB over its 64M max with room "
 		  "on node1", MBS(line));
 	TT_EXPECT(line_exact(key0, "node1 grown, max enforced"), "node0's line is off");
@@ -129,12 +119,12 @@ static enum tt_result grows_body(void)
 	 */
 	TT_EXPECT(waitpid(churner, NULL, WNOHANG) == 0, "the churner died");
 	child_stop(&churner, true);
-	line = line_at_most(key0, LIMIT + TOL, 20);
+	line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 	room = line < LIMIT ? LIMIT - line : 0;
 	node1 = cg2_numa_stat(cg, "anon", 1);
 	holders[2] = holder_start(cg, 32 * MB, 3, false);
 	TT_EXPECT(holders[2] && holder_count(holders[2], counts) == 0, "no holder");
-	line = line_at_most(key0, LIMIT + TOL, 20);
+	line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 	node1 = cg2_numa_stat(cg, "anon", 1) - node1;
 	tt_diag("32 MB more with %lld MB of room under the max: %ld MB of them on node0, the "
 		"cgroup's node1 +%lld MB, line %lld MB", MBS(room), counts[0] * page_size / MB,

@@ -56,17 +56,6 @@ static bool line_exact(int key, const char *step)
 	return cg_tier_line_agrees(cg, key, TOL, churner, 5, step);
 }
 
-/* Wait up to secs for node0's line to be at most want. */
-static long long line_at_most(int key, long long want, double secs)
-{
-	double deadline = now_s() + secs;
-	long long line;
-
-	while ((line = cg_tier_read(cg, CURRENT, key)) > want && now_s() < deadline)
-		usleep(50 * 1000);
-	return line;
-}
-
 static enum tt_result joins_and_leaves_body(void)
 {
 	const char *why;
@@ -110,7 +99,7 @@ static enum tt_result under_load_body(void)
 	holders[1] = holder_start(cg, 64 * MB, 2, false);
 	churner = spawn_in(cg, churn_anon, NULL);
 	TT_EXPECT(holders[1] && churner > 0, "no load");
-	line = line_at_most(key0, LIMIT + TOL, 20);
+	line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 	TT_EXPECT(line <= LIMIT + TOL, "node0's line stays at %lld MB over a 64 MB max",
 		  MBS(line));
 	TT_EXPECT(line_exact(key0, "under load, two tiers"), "node0's line is off under load");
@@ -124,7 +113,7 @@ static enum tt_result under_load_body(void)
 		step++;
 		if (node_online_blocks(1) > 0) {
 			TT_EXPECT(line_exact(key0, label), "node0's line is off with %s", label);
-			line = line_at_most(key0, LIMIT + TOL, 20);
+			line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 			if (line > over)
 				over = line;
 			TT_EXPECT(line <= LIMIT + TOL,
@@ -145,7 +134,7 @@ static enum tt_result under_load_body(void)
 	TT_EXPECT(cg_tier_read(cg, MAX_FILE, key0) == LIMIT,
 		  "node0's max reads %lld, not 64M, after the PMEM came back",
 		  cg_tier_read(cg, MAX_FILE, key0));
-	line = line_at_most(key0, LIMIT + TOL, 20);
+	line = cg_tier_line_at_most(cg, key0, LIMIT + TOL, 20);
 	TT_EXPECT(line <= LIMIT + TOL, "node0's line stays at %lld MB over its max with the PMEM back",
 		  MBS(line));
 	TT_EXPECT(line_exact(key0, "PMEM back, max enforced"), "node0's line is off");
