@@ -16,8 +16,9 @@
  * a filler takes node1 down to near its high watermark, the first
  * demotions take it below its low one, and nothing can move after that.
  * B's ordinary reclaim then has only clean page cache to take on node0:
- * each time, B reads the scratch disk (128 MB) before it allocates its
- * 96 MB.
+ * each time, B reads the scratch disk (128 MB) before it allocates 64 MB
+ * more than node0 has free once A is in place (A's first demotions leave
+ * more free there than A's size alone would say).
  *
  * Under `make stress` (toptier.stress_seconds=N on the kernel command
  * line), B's part repeats for N seconds: B frees its memory and takes it
@@ -42,7 +43,7 @@
 #define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
 #define CHUNK		(4 * MB)
 #define B_SIZE		(512 * MB)
-#define B_SIZE_FULL	(96 * MB)	/* with node1 full: taken from B's page cache */
+#define B_OVER_FREE	(64 * MB)	/* with node1 full: taken from B's page cache */
 #define DISK		"/dev/vda"
 #define B_DEADLINE_S	120
 #define WINDOW_S	10
@@ -217,7 +218,7 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 	TT_EXPECT(cg_a && cg_b, "cannot create the cgroups");
 	TT_EXPECT(cg_write(cg_a, SOFT, "16M") == 0, "cannot set A's soft limit");
 	sh->a_movable = sh->b_reads_disk = lower_full;
-	sh->b_size = lower_full ? B_SIZE_FULL : B_SIZE;
+	sh->b_size = B_SIZE;
 	if (lower_full) {
 		TT_EXPECT(path_exists(DISK), "no %s: the guest has no scratch disk", DISK);
 		/*
@@ -247,6 +248,11 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 	tt_diag("A holds %lld MB %s; node0 free %lld MB, toptier watermark %lld MB",
 		MBS((long long)sh->a_size), lower_full ? "movable" : "locked", MBS(free),
 		MBS(wmark));
+	/* B must need reclaim on node0, whatever A's demotions freed there. */
+	if (lower_full)
+		sh->b_size = (size_t)(free + B_OVER_FREE) / page_size * page_size;
+	TT_EXPECT((long long)sh->b_size > free, "premise: B's %lld MB fit in node0's free %lld MB",
+		  MBS((long long)sh->b_size), MBS(free));
 
 	/* B needs ordinary reclaim on node0 to get its memory, every time. */
 	end = now_s() + stress_seconds();
