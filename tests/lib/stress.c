@@ -194,43 +194,10 @@ static bool read_nodes(void)
 	return nmem_nodes >= 2 && first_toptier >= 0;
 }
 
-/*
- * Sum of memory.numa_stat entries over the top-tier nodes.  One read of
- * the file, so all entries come from the same flush.  Lines are
- * "name N0=x N1=y" (v2, bytes) or "name=total N0=x N1=y" (v1, pages);
- * names[] are matched up to the first ' ' or '='.  Returns the number of
- * names found, -1 when the file cannot be read.
- */
-int numa_stat_toptier(const char *cg, const char *const *names, int nnames, long long *sum)
+/* memory.numa_stat entries summed over the top-tier nodes, or LLONG_MIN. */
+long long numa_stat_toptier(const char *cg, const char *const *names, int nnames)
 {
-	static char buf[1 << 15];
-	char path[512], *line, *save;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
-	*sum = 0;
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t klen = strcspn(line, " =");
-		bool want = false;
-
-		for (int i = 0; i < nnames; i++)
-			if (strlen(names[i]) == klen && !strncmp(line, names[i], klen))
-				want = true;
-		if (!want)
-			continue;
-		found++;
-		for (char *p = strstr(line, " N"); p; p = strstr(p + 1, " N")) {
-			int node;
-			long long v;
-
-			if (sscanf(p, " N%d=%lld", &node, &v) == 2 && node >= 0 &&
-			    node < TT_MAX_NODES && toptier_node[node])
-				*sum += v;
-		}
-	}
-	return found;
+	return cg_numa_stat_sum(cg, toptier_node, names, nnames);
 }
 
 /* ---- the pattern ------------------------------------------------------------ */

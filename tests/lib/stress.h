@@ -47,11 +47,11 @@ struct stress_ops {
 };
 
 /*
- * memory.numa_stat's entries names[] summed over the top-tier nodes into
- * *sum (v2: bytes, v1: pages), from one read; the number of names found,
- * -1 when the file cannot be read.
+ * memory.numa_stat's entries names[] summed over the top-tier nodes (v2:
+ * bytes, v1: pages), from one read: cg_numa_stat_sum() of those nodes;
+ * LLONG_MIN when unreadable or a name is missing.
  */
-int numa_stat_toptier(const char *cg, const char *const *names, int nnames, long long *sum);
+long long numa_stat_toptier(const char *cg, const char *const *names, int nnames);
 
 /* Run the stress test with ops; the test program's exit status. */
 int stress_main(const struct stress_ops *ops);

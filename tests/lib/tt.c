@@ -1182,27 +1182,19 @@ long long cg_tier_event(const char *cg, int key, const char *name)
 	return LLONG_MIN;
 }
 
-long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const *names,
-				     int nnames)
+long long cg_numa_stat_sum(const char *cg, const bool nodes[TT_MAX_NODES],
+			   const char *const *names, int nnames)
 {
-	static char buf[1 << 14];
-	struct tt_tier tiers[TT_MAX_TIERS];
-	bool counted[TT_MAX_NODES] = { false };
-	int ntiers = tiers_read(tiers, TT_MAX_TIERS), found = 0;
+	static char buf[1 << 15];
 	char path[512], *line, *save;
 	long long sum = 0;
+	int found = 0;
 
-	if (ntiers <= 0)
-		return LLONG_MIN;
-	for (int i = 0; i < ntiers; i++)
-		for (int node = 0; node < TT_MAX_NODES; node++)
-			if (tiers[i].key <= key && tiers[i].nodes[node])
-				counted[node] = true;
 	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg);
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return LLONG_MIN;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t klen = strcspn(line, " ");
+		size_t klen = strcspn(line, " =");
 		bool want = false;
 
 		for (int i = 0; i < nnames; i++)
@@ -1216,11 +1208,27 @@ long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const 
 			long long v;
 
 			if (sscanf(p, " N%d=%lld", &node, &v) == 2 && node >= 0 &&
-			    node < TT_MAX_NODES && counted[node])
+			    node < TT_MAX_NODES && nodes[node])
 				sum += v;
 		}
 	}
 	return found == nnames ? sum : LLONG_MIN;
+}
+
+long long cg2_numa_entries_upto_tier(const char *cg, int key, const char *const *names,
+				     int nnames)
+{
+	struct tt_tier tiers[TT_MAX_TIERS];
+	bool counted[TT_MAX_NODES] = { false };
+	int ntiers = tiers_read(tiers, TT_MAX_TIERS);
+
+	if (ntiers <= 0)
+		return LLONG_MIN;
+	for (int i = 0; i < ntiers; i++)
+		for (int node = 0; node < TT_MAX_NODES; node++)
+			if (tiers[i].key <= key && tiers[i].nodes[node])
+				counted[node] = true;
+	return cg_numa_stat_sum(cg, counted, names, nnames);
 }
 
 long long cg2_numa_upto_tier(const char *cg, int key)

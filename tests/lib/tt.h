@@ -248,6 +248,14 @@ long long cg_tier_event(const char *cg, int key, const char *name);
  * to key and of want bytes; logs both with step. */
 bool cg_tier_current_matches(const char *cg, int key, long long want, long long tol,
 			     const char *step);
+/*
+ * memory.numa_stat entries names[] summed over the nodes set in nodes[],
+ * from one read of the file (so from one flush).  Lines are "name N0=x"
+ * (v2, bytes) or "name=total N0=x" (v1, pages); names are matched up to
+ * the first ' ' or '='.  LLONG_MIN when unreadable or a name is missing.
+ */
+long long cg_numa_stat_sum(const char *cg, const bool nodes[TT_MAX_NODES],
+			   const char *const *names, int nnames);
 /* memory.numa_stat "anon" + "file", from one read, summed over the nodes of
  * the tiers with a key <= key: what memory.tiers.current's line key
  * counts; LLONG_MIN when unreadable. */

@@ -55,15 +55,15 @@ static long long v1_usage(const char *cg)
 static bool v1_check(const char *cg, long long *usage, long long *ref, char *why,
 		     size_t len)
 {
-	long long tt = v1_usage(cg), pages, usage_bytes = cg_read_ll(cg, "memory.usage_in_bytes");
-	int found = numa_stat_toptier(cg, total, 1, &pages);
-	long long n0 = pages * page_size;
+	long long tt = v1_usage(cg), usage_bytes = cg_read_ll(cg, "memory.usage_in_bytes");
+	long long pages = numa_stat_toptier(cg, total, 1);
+	long long n0 = pages == LLONG_MIN ? LLONG_MIN : pages * page_size;
 
 	*usage = tt;
 	*ref = n0;
 	snprintf(why, len, "%s %lld kB, numa_stat hierarchical_total on top tier %lld kB, "
 		 "usage_in_bytes %lld kB", USAGE, tt / 1024, n0 / 1024, usage_bytes / 1024);
-	if (tt == LLONG_MIN || usage_bytes == LLONG_MIN || found != 1)
+	if (tt == LLONG_MIN || usage_bytes == LLONG_MIN || n0 == LLONG_MIN)
 		return false;
 	return tt >= 0 && llabs(tt - n0) <= TOL && tt <= usage_bytes + TOL;
 }
@@ -138,10 +138,9 @@ static void v1_before_spawn(const char *cg)
 /* The statistics get to exactly 0 once flushed (every 2 s). */
 static bool v1_parent_empty(const char *cg, char *why, size_t len)
 {
-	long long tt = v1_usage(cg), pages = -1, all = cg_read_key(cg, "memory.stat", "total_rss");
+	long long tt = v1_usage(cg), all = cg_read_key(cg, "memory.stat", "total_rss");
 	long long cache = cg_read_key(cg, "memory.stat", "total_cache");
-
-	numa_stat_toptier(cg, total, 1, &pages);
+	long long pages = numa_stat_toptier(cg, total, 1);
 	snprintf(why, len, "%s %lld, numa_stat hierarchical_total on top tier %lld pages, "
 		 "total_rss %lld, total_cache %lld", USAGE, tt, pages, all, cache);
 	return tt == 0 && pages == 0 && all == 0 && cache == 0;

@@ -256,16 +256,14 @@ static void v2_before_spawn(const char *cg)
  */
 static bool v2_parent_empty(const char *cg, char *why, size_t len)
 {
-	long long cur[TT_MAX_TIERS], lru;
+	long long cur[TT_MAX_TIERS];
+	long long lru = numa_stat_toptier(cg, lru_names, ARRAY_SIZE(lru_names));
 	long long anon = cg_read_key(cg, "memory.stat", "anon");
 	long long file = cg_read_key(cg, "memory.stat", "file");
 	bool have = read_lines(cg, CURRENT, cur), empty;
 	size_t off;
 
-	int found = numa_stat_toptier(cg, lru_names, ARRAY_SIZE(lru_names), &lru);
-
-	empty = have && found == (int)ARRAY_SIZE(lru_names) && anon == 0 && file == 0 &&
-		lru == 0;
+	empty = have && anon == 0 && file == 0 && lru == 0;
 	off = snprintf(why, len, "memory.stat anon %lld, file %lld, numa_stat LRU on the top "
 		       "tier %lld, %s", anon, file, lru, CURRENT);
 	for (int i = 0; i < nlines && off < len; i++) {
