@@ -376,6 +376,11 @@ long long node_total(int node)
 	return node_meminfo(node, "MemTotal");
 }
 
+long long node_file(int node)
+{
+	return node_meminfo(node, "Active(file)") + node_meminfo(node, "Inactive(file)");
+}
+
 int nodelist_parse(const char *list, bool nodes[TT_MAX_NODES])
 {
 	const char *p = list;

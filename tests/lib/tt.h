@@ -106,6 +106,8 @@ int move_range(void *buf, size_t len, int node);
 /* Free / total memory of a node in bytes from its meminfo. */
 long long node_free(int node);
 long long node_total(int node);
+/* A node's page cache on the LRU lists (Active(file) + Inactive(file)), bytes. */
+long long node_file(int node);
 /* Number of nodes listed in a /sys/devices/system/node/ mask file. */
 int nodelist_parse(const char *list, bool nodes[TT_MAX_NODES]);
 

@@ -16,9 +16,10 @@
  * a filler takes node1 down to near its high watermark, the first
  * demotions take it below its low one, and nothing can move after that.
  * B's ordinary reclaim then has only clean page cache to take on node0:
- * each time, B reads the scratch disk (128 MB) before it allocates 64 MB
- * more than node0 has free once A is in place (A's first demotions leave
- * more free there than A's size alone would say).
+ * each time, B reads the scratch disk (128 MB, kept open by the test: the
+ * last close of a block device drops its page cache) before it allocates
+ * up to 32 MB more than node0 has free once A is in place (A's first
+ * demotions leave more free there than A's size alone would say).
  *
  * Under `make stress` (toptier.stress_seconds=N on the kernel command
  * line), B's part repeats for N seconds: B frees its memory and takes it
@@ -43,7 +44,8 @@
 #define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
 #define CHUNK		(4 * MB)
 #define B_SIZE		(512 * MB)
-#define B_OVER_FREE	(64 * MB)	/* with node1 full: taken from B's page cache */
+#define B_OVER_FREE	(32 * (long long)MB)	/* with node1 full: taken from B's page cache, */
+#define B_CACHE_SLACK	(16 * (long long)MB)	/* leaving at least this much of it */
 #define DISK		"/dev/vda"
 #define B_DEADLINE_S	120
 #define WINDOW_S	10
@@ -60,6 +62,8 @@ static struct shared *sh;
 static pid_t pid_a = -1, pid_b = -1;
 static char *cg_a, *cg_b;
 static struct holder *node1_filler;
+/* Held open: the last close of a block device drops its page cache. */
+static int disk_fd = -1;
 
 static void cleanup(void)
 {
@@ -69,6 +73,9 @@ static void cleanup(void)
 	child_stop(&pid_b, true);
 	holder_stop(node1_filler);
 	node1_filler = NULL;
+	if (disk_fd >= 0)
+		close(disk_fd);
+	disk_fd = -1;
 	cg_destroy_free(&cg_a);
 	cg_destroy_free(&cg_b);
 	tt_restore_demotion();
@@ -199,6 +206,38 @@ static void node_free_wmark(int node, bool high, long long *free, long long *wma
 	}
 }
 
+/* Where a task is in the kernel, one diagnostic line per frame. */
+static void show_stack(const char *who, pid_t pid)
+{
+	char path[64], buf[2048];
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	if (pid <= 0 || read_text(path, buf, sizeof(buf)) <= 0)
+		return;
+	for (char *f = strtok(buf, "\n"); f; f = strtok(NULL, "\n"))
+		tt_diag("%s: %s", who, f);
+}
+
+/* What B and kswapd0 are doing while B waits for its memory. */
+static void show_waiting_b(void)
+{
+	static const char *const counters[] = {
+		"pageoutrun", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
+		"pgsteal_direct", "pgdemote_kswapd", "pgdemote_direct", "allocstall_movable",
+		"kswapd_low_wmark_hit_quickly",
+	};
+	long long free, wmark, f1, high1;
+
+	node0_free(&free, &wmark);
+	node_free_wmark(1, true, &f1, &high1);
+	tt_diag("node0 free %lld MB; node1 free %lld MB, high %lld MB", MBS(free), MBS(f1),
+		MBS(high1));
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++)
+		tt_diag("%s %lld", counters[i], vmstat(counters[i]));
+	show_stack("B", pid_b);
+	show_stack("kswapd0", kswapd_pid(0));
+}
+
 static enum tt_result round_body(bool mglru, bool lower_full)
 {
 	long long free, wmark, runs0, runs1, f1, high1, min1;
@@ -220,7 +259,8 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 	sh->a_movable = sh->b_reads_disk = lower_full;
 	sh->b_size = B_SIZE;
 	if (lower_full) {
-		TT_EXPECT(path_exists(DISK), "no %s: the guest has no scratch disk", DISK);
+		disk_fd = open(DISK, O_RDONLY | O_CLOEXEC);
+		TT_EXPECT(disk_fd >= 0, "cannot open %s: %s", DISK, strerror(errno));
 		/*
 		 * node1 down to 16 MB above its high watermark, with memory no
 		 * one can move (there is no swap): A's first demotions take
@@ -248,9 +288,23 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 	tt_diag("A holds %lld MB %s; node0 free %lld MB, toptier watermark %lld MB",
 		MBS((long long)sh->a_size), lower_full ? "movable" : "locked", MBS(free),
 		MBS(wmark));
-	/* B must need reclaim on node0, whatever A's demotions freed there. */
-	if (lower_full)
-		sh->b_size = (size_t)(free + B_OVER_FREE) / page_size * page_size;
+	/*
+	 * B must need reclaim on node0, whatever A's demotions freed there,
+	 * and only as much as node0's page cache can give (node1 is full and
+	 * there is no swap), beyond the min watermark.
+	 */
+	if (lower_full) {
+		long long file = node_file(0), min0, over;
+
+		node_free_wmark(0, false, &f1, &min0);
+		over = file - min0 - B_CACHE_SLACK;
+		over = over < B_OVER_FREE ? over : B_OVER_FREE;
+		tt_diag("node0 page cache %lld MB, min watermark %lld MB: B needs %lld MB of it",
+			MBS(file), MBS(min0), MBS(over));
+		TT_EXPECT(over >= B_OVER_FREE / 4, "premise: node0 has only %lld MB of page cache",
+			  MBS(file));
+		sh->b_size = (size_t)(free + over) / page_size * page_size;
+	}
 	TT_EXPECT((long long)sh->b_size > free, "premise: B's %lld MB fit in node0's free %lld MB",
 		  MBS((long long)sh->b_size), MBS(free));
 
@@ -263,7 +317,9 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 		t0 = now_s();
 		pid_b = spawn_in(cg_b, run_b, NULL);
 		TT_EXPECT(pid_b > 0, "cannot start B");
-		TT_EXPECT(wait_flag(&sh->b_done, B_DEADLINE_S),
+		if (!wait_flag(&sh->b_done, B_DEADLINE_S))
+			show_waiting_b();
+		TT_EXPECT(sh->b_done,
 			  "B did not get %lld MB bound to node0 in %d s (cycle %ld)",
 			  MBS((long long)sh->b_size), B_DEADLINE_S, cycles);
 		runs1 = vmstat("pageoutrun");
