@@ -11,27 +11,46 @@
  *    come from node3 and D's from node2, the expander nearest the
  *    allocating CPU, and the line stays at its max.
  *
+ * The background work keeps to the sockets too:
+ *  - with memory.tiers.high 64M set first, A (CPU0) and B (CPU1) write
+ *    48 MB each; their own tasks bring the line back to high, A's pages
+ *    going only to node2 and B's only to node3;
+ *  - at max 64M, with A's cold 64 MB filling the budget from CPU0, a
+ *    region on node3 that a task on CPU1 keeps hot (numa_balancing=2) is
+ *    promoted to node1 by exchange: the cold pages it displaces leave
+ *    node0 for node2, never for node3, and the line holds its max.
+ *
  * toptier-test: topology=2socket timeout=300 debug=yes
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tt.h"
 
 #define CURRENT		"memory.tiers.current"
 #define MAX		"memory.tiers.max"
+#define HIGH		"memory.tiers.high"
+#define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 #define HELD		(48 * (long long)MB)
 #define MORE		(24 * (long long)MB)
 #define TOL		(4 * (long long)MB)
 #define CAP		(64 * (long long)MB)
+#define HOT_LEN		(16 * (long long)MB)
+#define HOT_S		120	/* the debug kernel took 52 s for 80% */
+#define SETTLE_S	30
+/* The overshoot bound of max is one folio per allocating task. */
+#define SLACK		(1 * (long long)MB)
 #define MBS(x)		((x) / (long long)MB)
 
 static struct holder *held[4];
 static char *cg;
+static char balancing_saved[16];
 
 static void cleanup(void)
 {
@@ -40,6 +59,9 @@ static void cleanup(void)
 		held[i] = NULL;
 	}
 	cg_destroy_free(&cg);
+	if (balancing_saved[0])
+		write_text(NUMA_BALANCING, balancing_saved);
+	balancing_saved[0] = 0;
 }
 
 static int pin_to_cpu(int cpu)
@@ -88,11 +110,10 @@ static void show(const char *step)
 	}
 }
 
-static enum tt_result socket_body(void)
+/* The DRAM tier's key on 2socket (both DRAM nodes, above both expanders). */
+static enum tt_result two_sockets(int *key)
 {
-	int keys[TT_MAX_TIERS], k = tier_of_node(0), n;
-	long long vals[TT_MAX_TIERS], line;
-	char path[512];
+	int k = tier_of_node(0);
 
 	TT_EXPECT(!strcmp(topology(), "2socket"), "needs the 2socket topology, not %s",
 		  topology());
@@ -100,6 +121,18 @@ static enum tt_result socket_body(void)
 		  tier_of_node(3) == tier_of_node(2),
 		  "premise: tiers of nodes 0..3 are %d %d %d %d", k, tier_of_node(1),
 		  tier_of_node(2), tier_of_node(3));
+	*key = k;
+	return TT_PASS;
+}
+
+static enum tt_result socket_body(void)
+{
+	int keys[TT_MAX_TIERS], k, n;
+	long long vals[TT_MAX_TIERS], line;
+	char path[512];
+
+	if (two_sockets(&k) != TT_PASS)
+		return TT_FAIL;
 	cg = cg_create(cg2_root(), "tt_v2_socket");
 	TT_EXPECT(cg, "cannot create the cgroup");
 	snprintf(path, sizeof(path), "%s/%s", cg, MAX);
@@ -145,12 +178,153 @@ static enum tt_result socket_body(void)
 	return TT_PASS;
 }
 
+/*
+ * memory.tiers.high set before the memory comes: the demotion is the
+ * allocating tasks' own, on their way back to user space.
+ */
+static enum tt_result high_body(void)
+{
+	long long line, gone;
+	int k;
+
+	if (two_sockets(&k) != TT_PASS)
+		return TT_FAIL;
+	cg = cg_create(cg2_root(), "tt_v2_socket_high");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	TT_EXPECT(cg_tier_write(cg, HIGH, k, "64M") == 0, "cannot set %s", HIGH);
+	held[0] = hold_from_cpu(0, HELD, 5);
+	held[1] = hold_from_cpu(1, HELD, 6);
+	TT_EXPECT(held[0] && held[1], "no holders");
+	line = cg_tier_line_at_most(cg, k, CAP + TOL, SETTLE_S);
+	show("high 64M");
+	gone = on_node(held[0], 2) + on_node(held[1], 3);
+	tt_diag("line %lld MB; high events %lld, pgdemote_tierlimit %lld", MBS(line),
+		cg_tier_event(cg, k, "high"), cg_read_key(cg, "memory.stat", "pgdemote_tierlimit"));
+	TT_EXPECT(line <= CAP + TOL, "the DRAM line stayed at %lld MB for %d s, high 64M",
+		  MBS(line), SETTLE_S);
+	TT_EXPECT(gone >= 2 * HELD - CAP - TOL, "only %lld MB reached the expanders", MBS(gone));
+	TT_EXPECT(on_node(held[0], 3) == 0, "A's pages went to node3, the far expander");
+	TT_EXPECT(on_node(held[1], 2) == 0, "B's pages went to node2, the far expander");
+	TT_EXPECT(cg_tier_event(cg, k, "high") > 0, "no high events");
+	TT_EXPECT(cg_tier_line_agrees(cg, k, TOL, 0, 5, "high 64M"),
+		  "the DRAM line does not match memory.numa_stat");
+	for (int i = 0; i < 2; i++)
+		TT_EXPECT(holder_check(held[i]) == 0, "holder %d's contents changed", i);
+	return TT_PASS;
+}
+
+/* What the hot task saw, in shared memory. */
+struct hot_result {
+	long npages, on_node1, on_node0, on_node3_start;
+	long long line_max;	/* largest memory.tiers.current line sampled */
+	long bad_pages;
+	double secs;
+};
+
+struct hot_job {
+	int key;
+	struct hot_result *res;
+};
+
+/* On CPU1: a region placed on node3, kept hot until 80% is on node1. */
+static int hot_child(void *arg)
+{
+	const struct hot_job *job = arg;
+	struct hot_result *r = job->res;
+	char *hot = map_anon(HOT_LEN);
+	long counts[TT_MAX_NODES];
+	double start, next = 0;
+	long long line;
+
+	if (!hot || pin_to_cpu(1))
+		return 1;
+	if (place_on_node(hot, HOT_LEN, 3))
+		return 2;
+	fill_pages(hot, HOT_LEN, 8);
+	if (reset_policy(hot, HOT_LEN) || pages_per_node(hot, HOT_LEN, counts))
+		return 3;
+	r->npages = HOT_LEN / page_size;
+	r->on_node3_start = counts[3];
+	start = now_s();
+	while (now_s() < start + HOT_S) {
+		touch_pages(hot, HOT_LEN);
+		if (now_s() < next)
+			continue;
+		line = cg_tier_read(cg, CURRENT, job->key);
+		if (line > r->line_max)
+			r->line_max = line;
+		if (pages_per_node(hot, HOT_LEN, counts))
+			return 4;
+		r->on_node1 = counts[1];
+		if (r->on_node1 >= r->npages * 8 / 10)
+			break;
+		next = now_s() + 0.5;
+	}
+	r->secs = now_s() - start;
+	if (pages_per_node(hot, HOT_LEN, counts))
+		return 4;
+	r->on_node1 = counts[1];
+	r->on_node0 = counts[0];
+	r->bad_pages = check_pages(hot, HOT_LEN, 8);
+	return 0;
+}
+
+static enum tt_result exchange_body(void)
+{
+	struct hot_result *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct hot_job job = { .res = r };
+	long long a_near, exchanged;
+	int k, rc;
+
+	TT_EXPECT(r != MAP_FAILED, "mmap: %s", strerror(errno));
+	if (two_sockets(&k) != TT_PASS)
+		return TT_FAIL;
+	TT_EXPECT(read_text(NUMA_BALANCING, balancing_saved, sizeof(balancing_saved)) > 0,
+		  "cannot read %s", NUMA_BALANCING);
+	cg = cg_create(cg2_root(), "tt_v2_socket_exchange");
+	TT_EXPECT(cg, "cannot create the cgroup");
+	TT_EXPECT(cg_tier_write(cg, MAX, k, "64M") == 0, "cannot set %s", MAX);
+	held[0] = hold_from_cpu(0, CAP, 7);
+	TT_EXPECT(held[0], "no holder");
+	TT_EXPECT(on_node(held[0], 0) >= CAP - TOL, "premise: A has only %lld MB on node0",
+		  MBS(on_node(held[0], 0)));
+	a_near = on_node(held[0], 2);
+	TT_EXPECT(write_text(NUMA_BALANCING, "2") == 0, "cannot set numa_balancing=2");
+	job.key = k;
+	rc = wait_child(spawn_in(cg, hot_child, &job));
+	show("exchange");
+	exchanged = cg_read_key(cg, "memory.stat", "pgpromote_tierlimit_exchange");
+	tt_diag("hot region: %ld/%ld pages on node1 after %.1f s (%ld on node3 at the start, "
+		"%ld on node0 at the end); line at most %lld KB; exchanged %lld", r->on_node1,
+		r->npages, r->secs, r->on_node3_start, r->on_node0, r->line_max >> 10, exchanged);
+	TT_EXPECT(rc == 0, "the hot task failed (%d)", rc);
+	TT_EXPECT(r->on_node3_start >= r->npages * 99 / 100,
+		  "premise: only %ld hot pages started on node3", r->on_node3_start);
+	TT_EXPECT(r->on_node1 >= r->npages * 8 / 10,
+		  "only %ld/%ld hot pages reached node1 in %d s", r->on_node1, r->npages, HOT_S);
+	TT_EXPECT(exchanged > 0, "pgpromote_tierlimit_exchange did not grow");
+	TT_EXPECT(on_node(held[0], 2) - a_near >= r->on_node1 * page_size - TOL,
+		  "A's pages on node2 grew by %lld MB, %ld hot pages came in",
+		  MBS(on_node(held[0], 2) - a_near), r->on_node1);
+	TT_EXPECT(on_node(held[0], 3) == 0, "A's cold pages went to node3, the far expander");
+	TT_EXPECT(r->line_max <= CAP + SLACK, "the DRAM line reached %lld KB over max 64M",
+		  r->line_max >> 10);
+	TT_EXPECT(r->bad_pages == 0 && holder_check(held[0]) == 0, "contents changed");
+	munmap(r, sizeof(*r));
+	return TT_PASS;
+}
+
 TT_WITH_CLEANUP(test_socket, socket_body(), cleanup)
+TT_WITH_CLEANUP(test_high, high_body(), cleanup)
+TT_WITH_CLEANUP(test_exchange, exchange_body(), cleanup)
 
 int main(void)
 {
 	static const struct tt_case cases[] = {
 		{ "each_socket_uses_its_own_expander", test_socket },
+		{ "high_demotes_each_socket_to_its_own_expander", test_high },
+		{ "exchange_demotes_to_the_cold_pages_own_expander", test_exchange },
 	};
 
 	return tt_run(cases, ARRAY_SIZE(cases));
