@@ -61,7 +61,7 @@ check: deps
 	@$(S)/selftest-runner.sh
 	@$(MAKE) -s -C tools/tierstat check
 	@$(S)/checkpatch-series.sh
-	@$(S)/run-tests.sh -D "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)"
+	@$(S)/run-tests.sh -d -p -j 2
 	@$(S)/run-peer.sh
 
 test: deps
