@@ -84,6 +84,14 @@ msg "results in $rdir"
 # leave idle.  The toptier tree is prepared by now, so these builds only
 # read it.
 bg_pid=
+# On the way out (also an interrupted run): the builds and the passes.
+# Under set -e, so nothing here may fail.
+stop_background() {
+	local jobs
+	[[ -z $bg_pid ]] || kill -- -"$bg_pid" 2>/dev/null || true
+	jobs=$(jobs -p)
+	[[ -z $jobs ]] || kill $jobs 2>/dev/null || true
+}
 if [[ -n $debug_build || -n $prebuild_baseline ]]; then
 	# Its own session, so that an interrupted run can stop the whole build.
 	setsid bash -c '
@@ -96,9 +104,10 @@ if [[ -n $debug_build || -n $prebuild_baseline ]]; then
 	' bg "$TOPTIER_ROOT" "$debug_build" "$prebuild_baseline" "$rdir/debug-kernel.path" \
 		< /dev/null 2> "$rdir/background-builds.log" &
 	bg_pid=$!
-	trap '[[ -z $bg_pid ]] || kill -- -"$bg_pid" 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
-	msg "building the$([[ -z $debug_build ]] || echo ' debug')$([[ -z $prebuild_baseline ]] ||
-		echo ' baseline') kernel in the background, idle priority" \
+	trap stop_background EXIT
+	msg "building $([[ -z $debug_build ]] || echo 'the debug kernel')$([[ -z $debug_build ||
+		-z $prebuild_baseline ]] || echo ', then ')$([[ -z $prebuild_baseline ]] ||
+		echo 'the baseline kernel') in the background at idle priority" \
 	    "(log: $rdir/background-builds.log)"
 fi
 detect_accel "$kernel" "$initrd"
