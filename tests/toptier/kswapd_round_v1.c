@@ -15,7 +15,8 @@
  * The third case makes A's pages movable and the lower tier full instead:
  * a filler takes node1 down to near its high watermark, the first
  * demotions take it below its low one, and nothing can move after that.
- * B's ordinary reclaim then has only clean page cache to take on node0:
+ * B's ordinary reclaim then has only clean page cache to take on node0
+ * (its own direct reclaim may do it, so pageoutrun is not asserted here):
  * each time, B reads the scratch disk (128 MB, kept open by the test: the
  * last close of a block device drops its page cache) before it allocates
  * up to 32 MB more than node0 has free once A is in place (A's first
@@ -325,7 +326,14 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 		runs1 = vmstat("pageoutrun");
 		tt_diag("B got %lld MB in %.1f s; balance_pgdat ran %lld times",
 			MBS((long long)sh->b_size), now_s() - t0, runs1 - runs0);
-		TT_EXPECT(runs1 > runs0, "kswapd never ran balance_pgdat() while B needed it");
+		/*
+		 * With A's pages locked, every round finds A over its limit:
+		 * the bound is what gives balance_pgdat() its turn.  With
+		 * node1 full, rounds back off, and B's own direct reclaim of
+		 * its page cache may serve it before kswapd is needed.
+		 */
+		TT_EXPECT(lower_full || runs1 > runs0,
+			  "kswapd never ran balance_pgdat() while B needed it");
 		cycles++;
 	} while (now_s() < end);
 
