@@ -706,17 +706,20 @@ int tier_of_node(int node)
 	return -1;
 }
 
-void node_free_toptier_wmark(int node, long long *free, long long *wmark)
+void node_free_wmark(int node, enum tt_wmark which, long long *free, long long *wmark)
 {
 	struct tt_zone zones[TT_MAX_ZONES];
 	int n = zoneinfo_read(zones, TT_MAX_ZONES);
 
 	*free = *wmark = 0;
 	for (int i = 0; i < n; i++) {
-		if (zones[i].node != node || zones[i].managed <= 0)
+		const struct tt_zone *z = &zones[i];
+
+		if (z->node != node || z->managed <= 0)
 			continue;
-		*free += zones[i].free * page_size;
-		*wmark += zones[i].toptier * page_size;
+		*free += z->free * page_size;
+		*wmark += (which == TT_WMARK_MIN ? z->min : which == TT_WMARK_LOW ? z->low :
+			   which == TT_WMARK_HIGH ? z->high : z->toptier) * page_size;
 	}
 }
 

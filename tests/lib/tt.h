@@ -172,8 +172,15 @@ struct tt_tier {
 int tiers_read(struct tt_tier *tiers, int max);
 /* The key of the tier of a node with memory, or -1. */
 int tier_of_node(int node);
+/* Which of a zone's watermarks node_free_wmark() sums. */
+enum tt_wmark { TT_WMARK_MIN, TT_WMARK_LOW, TT_WMARK_HIGH, TT_WMARK_TOPTIER };
+/* A node's free memory and one of its watermarks over its zones, in bytes. */
+void node_free_wmark(int node, enum tt_wmark which, long long *free, long long *wmark);
 /* A node's free memory and toptier watermark over its zones, in bytes. */
-void node_free_toptier_wmark(int node, long long *free, long long *wmark);
+static inline void node_free_toptier_wmark(int node, long long *free, long long *wmark)
+{
+	node_free_wmark(node, TT_WMARK_TOPTIER, free, wmark);
+}
 /* Wait up to secs for want tiers holding memory; true if there are. */
 bool tiers_wait(int want, double secs);
 /*
