@@ -9,7 +9,9 @@
 # Each test source declares where it runs in a header comment:
 #   toptier-test: topology=2tier,3tier timeout=300 debug=yes disk_kbps=128
 # (disk_kbps: a scratch disk with throttled writes, see scripts/vm.sh -d;
-# host_requests=yes: the host plugs memory in when the test asks, -H).
+# host_requests=yes: the host plugs memory in when the test asks, -H;
+# alone=yes: with -j 2, no other guest runs beside it, for tests whose
+# assertions include a deadline or a rate that a shared host would halve).
 # -t restricts the run to one topology.  Without arguments every test runs.
 # With -D, the tests marked debug=yes run a second time on that kernel (the
 # KASAN/lockdep build of config/debug.config), with four times the timeout,
@@ -128,9 +130,36 @@ run_one() {
 	kbps=$(meta "$t" disk_kbps "")
 	[[ -z $kbps ]] || args+=(-d "$kbps")
 	[[ $(meta "$t" host_requests no) != yes ]] || args+=(-H)
+	guest_slot_take "$(meta "$t" alone no)"
+	start=$SECONDS
 	msg "running $t on $label (timeout ${tmo}s)"
 	boot_collect "$dir" "$tmo" -t "$topo" -T "$t" "${args[@]}" "$k" "$initrd" || rc=$?
+	guest_slot_give
 	parse_tap "$dir" "$t [$label] $((SECONDS - start))s"
+}
+
+# With two lanes, every guest holds the slot lock shared, and a test marked
+# alone=yes holds it exclusively.  The gate in front of it keeps a lane
+# that wants the slot alone from waiting for ever behind the other lane's
+# next guest and the next (flock prefers no one).
+slot_fd= gate_fd=
+guest_slot_take() {	# guest_slot_take yes|no
+	((lanes == 2)) || return 0
+	exec {gate_fd}>> "$rdir/.guest-gate" {slot_fd}>> "$rdir/.guest-slot"
+	flock -x "$gate_fd"
+	if [[ $1 == yes ]]; then
+		flock -x "$slot_fd"
+	else
+		flock -s "$slot_fd"
+	fi
+	flock -u "$gate_fd"
+	exec {gate_fd}>&-
+}
+guest_slot_give() {
+	[[ -n $slot_fd ]] || return 0
+	flock -u "$slot_fd"
+	exec {slot_fd}>&-
+	slot_fd=
 }
 
 # run_pass <debug>: every selected test on each of its topologies, on the

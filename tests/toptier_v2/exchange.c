@@ -9,7 +9,7 @@
  * not redirected at max: they land where asked, and the cgroup's coldest
  * pages make up for them in the background.  Both LRU implementations.
  *
- * toptier-test: topology=2tier timeout=400
+ * toptier-test: topology=2tier timeout=400 alone=yes
  */
 #define _GNU_SOURCE
 #include <errno.h>
