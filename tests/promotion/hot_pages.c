@@ -5,7 +5,7 @@
  * a cold one alone; numa_balancing=0 moves nothing; the promotion rate
  * limit caps the throughput.
  *
- * toptier-test: topology=2tier timeout=300 alone=yes
+ * toptier-test: topology=2tier timeout=300
  */
 #define _GNU_SOURCE
 #include <stdio.h>

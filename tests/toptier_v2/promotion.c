@@ -8,7 +8,7 @@
  * promoted: that control shows the refusal, not idle NUMA balancing, keeps
  * the pages down.
  *
- * toptier-test: topology=2tier timeout=300 alone=yes
+ * toptier-test: topology=2tier timeout=300
  */
 #define _GNU_SOURCE
 #include <errno.h>
