@@ -483,18 +483,6 @@ struct filler_arg {
 	int ready;		/* the write end of a pipe */
 };
 
-static long long node_low_bytes(int node)
-{
-	struct tt_zone z[TT_MAX_ZONES];
-	int n = zoneinfo_read(z, TT_MAX_ZONES);
-	long long sum = 0;
-
-	for (int i = 0; i < n; i++)
-		if (z[i].node == node && z[i].managed > 0)
-			sum += z[i].low * page_size;
-	return n < 0 ? -1 : sum;
-}
-
 static int filler_main(void *argp)
 {
 	struct filler_arg *a = argp;
@@ -502,12 +490,13 @@ static int filler_main(void *argp)
 	long long taken = 0;
 
 	for (int node = 0; node < TT_MAX_NODES; node++) {
-		long long floor;
+		long long free, low, floor;
 
 		if (!a->nodes[node])
 			continue;
-		floor = node_low_bytes(node) + a->spare;
-		if (floor < a->spare || bind_to_node(node))
+		node_free_wmark(node, TT_WMARK_LOW, &free, &low);
+		floor = low + a->spare;
+		if (low <= 0 || bind_to_node(node))
 			return 1;
 		/* A bound filler pushes on past the watermarks, into reclaim. */
 		while (a->max_bytes ? taken < a->max_bytes :
