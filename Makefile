@@ -61,8 +61,7 @@ check: deps
 	@$(S)/selftest-runner.sh
 	@$(MAKE) -s -C tools/tierstat check
 	@$(S)/checkpatch-series.sh
-	@$(S)/run-tests.sh -d -p -j 2
-	@$(S)/run-peer.sh
+	@$(S)/run-tests.sh -d -p -P -j 2
 
 test: deps
 	@$(S)/run-tests.sh $(if $(TOPO),-t $(TOPO)) $(T)
@@ -73,7 +72,7 @@ stress: deps
 	 $(S)/run-tests.sh -K "$$(DEBUG=1 $(S)/build-kernel.sh toptier | tail -1)" \
 		reliability/stress_v2 reliability/stress_v1 toptier/kswapd_round_v1
 
-# Also the last step of check.  K= and B= take ready bzImages (patched,
+# Also a job of check (run-tests.sh -P).  K= and B= take ready bzImages (patched,
 # baseline) instead of building them.
 peer: deps
 	@$(S)/run-peer.sh $(if $(K),-K $(K)) $(if $(B),-B $(B))

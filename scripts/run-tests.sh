@@ -3,8 +3,8 @@
 # Host side of the test runner: boot one guest per test program, keep every
 # log, parse TAP, fail on any kernel splat, print "N passed, N failed".
 #
-#   run-tests.sh [-t TOPOLOGY] [-K bzImage] [-D debug-bzImage | -d] [-p] [-j 1|2]
-#                [area | area/name]...
+#   run-tests.sh [-t TOPOLOGY] [-K bzImage] [-D debug-bzImage | -d] [-p] [-P]
+#                [-j 1|2] [area | area/name]...
 #
 # Each test source declares where it runs in a header comment:
 #   toptier-test: topology=2tier,3tier timeout=300 debug=yes disk_kbps=128
@@ -21,25 +21,35 @@
 # the guests, about one core's worth under TCG, keep the CPU they want and
 # the build takes the rest.  -p then builds the baseline kernel the same
 # way, for the peer suite that make check runs next.  Build output goes to
-# <results>/background-builds.log.  -j 2 runs the debug pass alongside the
-# first one, one guest each (a TCG guest keeps about one core busy), as
-# soon as the debug kernel is there; results print as they come.
+# <results>/background-builds.log.  -P runs the peer suite
+# (scripts/run-peer.sh, log in <results>/peer.log) as one more job, on the
+# baseline kernel that -p builds.
+#
+# Every guest to boot is a job in one queue: the first pass's tests, the
+# debug pass's, and the peer suite.  -j 2 runs two workers, one guest each
+# (a TCG guest keeps about one core busy), that take jobs until none is
+# left, so neither waits while the other has work.  The first worker starts
+# with the first pass.  The second starts once the debug kernel is there,
+# so that on a cold machine its build has the second core; it takes the
+# peer suite first (its longest job), then the debug pass.  A job whose
+# kernel is still building is passed over.  Results print as they come.
 #
 # TOPTIER_GUEST_ARGS is appended to every guest's kernel command line (make
 # stress passes toptier.stress_seconds= and toptier.seed= this way), and
 # TOPTIER_TIMEOUT_EXTRA seconds are added to every timeout.
 source "$(dirname "$0")/lib.sh"
 
-only_topo= kernel= debug_kernel= debug_build= prebuild_baseline= lanes=1
-while getopts "t:K:D:dpj:" opt; do
+only_topo= kernel= debug_kernel= debug_build= prebuild_baseline= lanes=1 peer=
+while getopts "t:K:D:dpPj:" opt; do
 	case $opt in
 	t) only_topo=$OPTARG ;;
 	K) kernel=$OPTARG ;;
 	D) debug_kernel=$OPTARG ;;
 	d) debug_build=1 ;;
 	p) prebuild_baseline=1 ;;
+	P) peer=1 ;;
 	j) lanes=$OPTARG ;;
-	*) die "usage: $0 [-t topology] [-K bzImage] [-D debug-bzImage | -d] [-p] [-j 1|2] [tests]" ;;
+	*) die "usage: $0 [-t topology] [-K bzImage] [-D debug-bzImage | -d] [-p] [-P] [-j 1|2] [tests]" ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -102,8 +112,12 @@ if [[ -n $debug_build || -n $prebuild_baseline ]]; then
 			DEBUG=1 chrt --idle 0 "$1/scripts/build-kernel.sh" toptier |
 				tail -1 > "$4.tmp" && mv "$4.tmp" "$4" || exit 1
 		fi
-		[[ -z $3 ]] || chrt --idle 0 "$1/scripts/build-kernel.sh" baseline > /dev/null
+		if [[ -n $3 ]]; then
+			chrt --idle 0 "$1/scripts/build-kernel.sh" baseline |
+				tail -1 > "$5.tmp" && mv "$5.tmp" "$5" || exit 1
+		fi
 	' bg "$TOPTIER_ROOT" "$debug_build" "$prebuild_baseline" "$rdir/debug-kernel.path" \
+		"$rdir/baseline-kernel.path" \
 		< /dev/null 2> "$rdir/background-builds.log" &
 	bg_pid=$!
 	trap stop_background EXIT
@@ -162,68 +176,148 @@ guest_slot_give() {
 	slot_fd=
 }
 
-# run_pass <debug>: every selected test on each of its topologies, on the
-# normal kernel, or (debug=1) those marked debug=yes on the debug kernel.
-run_pass() {
-	local t topos tmo topo
-	for t in "${sel[@]}"; do
-		[[ $1 == 0 || $(meta "$t" debug no) == yes ]] || continue
-		topos=$(meta "$t" topology 2tier)
-		tmo=$(($(meta "$t" timeout 300) + ${TOPTIER_TIMEOUT_EXTRA:-0}))
-		for topo in ${topos//,/ }; do
-			[[ -z $only_topo || $only_topo == "$topo" ]] || continue
-			if [[ $1 == 0 ]]; then
-				run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo"
-			else
-				run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" \
-					$((4 * tmo)) "$topo debug"
-			fi
+# The queue: one line per guest to boot, "<pass> <test> <topology>
+# <timeout>", in the order the passes list them; the line numbers of the
+# jobs taken go to .taken, both under .queue-lock.
+queue=$rdir/.jobs taken=$rdir/.taken
+: > "$taken"
+{
+	for pass in first debug; do
+		[[ $pass == first || -n $debug_kernel || -n $debug_build ]] || continue
+		for t in "${sel[@]}"; do
+			[[ $pass == first || $(meta "$t" debug no) == yes ]] || continue
+			tmo=$(($(meta "$t" timeout 300) + ${TOPTIER_TIMEOUT_EXTRA:-0}))
+			[[ $pass == first ]] || tmo=$((4 * tmo))
+			topos=$(meta "$t" topology 2tier)
+			for topo in ${topos//,/ }; do
+				[[ -z $only_topo || $only_topo == "$topo" ]] || continue
+				printf '%s\t%s\t%s\t%s\n' "$pass" "$t" "$topo" "$tmo"
+			done
 		done
 	done
-}
+	[[ -z $peer ]] || printf 'peer\tpeer suite\t2tier\t0\n'
+} > "$queue"
 
-# The debug kernel, once the background build has made it (polled: the
-# build is not this subshell's child when the passes run side by side).
-debug_kernel_ready() {
-	local start=$SECONDS
-	[[ -n $debug_build ]] || return 0
-	msg "waiting for the debug kernel's background build"
-	while [[ ! -s $rdir/debug-kernel.path ]]; do
-		kill -0 "$bg_pid" 2>/dev/null || [[ -s $rdir/debug-kernel.path ]] || {
-			tail -20 "$rdir/background-builds.log" >&2
-			die "the debug kernel's background build failed; see" \
-			    "$rdir/background-builds.log"; }
-		sleep 2
-	done
-	debug_kernel=$(cat "$rdir/debug-kernel.path")
-	[[ -f $debug_kernel ]] || die "no debug kernel at '$debug_kernel'"
-	msg "debug kernel ready ($((SECONDS - start)) s waited)"
-}
-
-# lane <name> <pass>: a pass whose counts are left in <results>/lane-<name>.
-lane() {
-	passed=0 failed=0 skipped=0 known=0
-	if [[ $2 == 1 ]]; then
-		debug_kernel_ready
+# kernel_state <first|debug|peer>: the state of the kernel a pass boots:
+# ready, building, or failed (its background build exited without it).
+kernel_state() {
+	local f
+	case $1 in
+	debug) [[ -n $debug_build ]] || { echo ready; return; }
+	       f=$rdir/debug-kernel.path ;;
+	peer) [[ -n $prebuild_baseline ]] || { echo ready; return; }
+	      f=$rdir/baseline-kernel.path ;;
+	*) echo ready; return ;;
+	esac
+	if [[ -s $f ]]; then
+		echo ready
+	elif [[ -n $bg_pid ]] && kill -0 "$bg_pid" 2>/dev/null; then
+		echo building
+	elif [[ -s $f ]]; then	# written since the first look
+		echo ready
+	else
+		echo failed
 	fi
-	[[ $2 == 0 || -n $debug_kernel ]] && run_pass "$2"
-	echo "$passed $failed $skipped $known" > "$rdir/lane-$1"
 }
 
+# claim <pass>...: take the first job not yet taken of the first of these
+# passes that has one and whose kernel is ready.  Prints its line number,
+# "wait" while what is left waits for a kernel, "failed <pass>" (once)
+# when that kernel's build failed, or nothing when the queue is empty.
+claim() {
+	local lock pass state n
+	exec {lock}>> "$rdir/.queue-lock"
+	flock -x "$lock"
+	for pass; do
+		n=$(awk -F'\t' -v p="$pass" -v taken="$taken" '
+			BEGIN { while ((getline l < taken) > 0) t[l] = 1 }
+			$1 == p && !(FNR in t) { print FNR; exit }' "$queue")
+		[[ -n $n ]] || continue
+		state=$(kernel_state "$pass")
+		case $state in
+		ready) echo "$n" >> "$taken"; echo "$n" ;;
+		failed) awk -F'\t' -v p="$pass" '$1 == p { print NR }' "$queue" >> "$taken"
+			echo "failed $pass" ;;
+		building) continue ;;
+		esac
+		exec {lock}>&-
+		return
+	done
+	[[ $(sort -u "$taken" | wc -l) -ge $(wc -l < "$queue") ]] || echo wait
+	exec {lock}>&-
+}
+
+# run_peer: the peer suite as one job; its output goes to peer.log, its
+# verdict to the summary.
+run_peer() {
+	local log=$rdir/peer.log start=$SECONDS rc=0 base=() verdict=PASS line
+	[[ -z $prebuild_baseline ]] || base=(-B "$(cat "$rdir/baseline-kernel.path")")
+	guest_slot_take no
+	msg "running the peer suite on 2tier (log: $log)"
+	"$TOPTIER_ROOT/scripts/run-peer.sh" -K "$kernel" "${base[@]}" -o "$rdir/peer" \
+		> "$log" 2>&1 || rc=$?
+	guest_slot_give
+	ln -sfn "$run_id" "$TOPTIER_RESULTS/latest-peer"
+	line=$(sed -n 's/^peer: //p' "$log" | tail -1)
+	((rc == 0)) || { verdict=FAIL; failed=$((failed + 1)); }
+	printf '%-4s %-40s %s\n' "$verdict" "peer suite [2tier] $((SECONDS - start))s" \
+		"${line:-no result}" | tee -a "$summary"
+	[[ $verdict == PASS ]] || { tail -15 "$log" | sed 's/^/       /'
+		echo "       logs: $log, $rdir/peer"; } | tee -a "$summary"
+}
+
+# worker <name> <pass>...: take jobs, preferring the passes in this order,
+# until none is left; the counts go to <results>/lane-<name>.
+worker() {
+	local name=$1 job pass t topo tmo
+	shift
+	passed=0 failed=0 skipped=0 known=0
+	while :; do
+		job=$(claim "$@")
+		case $job in
+		'') break ;;
+		wait) sleep 2; continue ;;
+		failed\ *)
+			pass=${job#failed }
+			tail -20 "$rdir/background-builds.log" >&2
+			echo "FAIL the $pass pass's kernel did not build; see $rdir/background-builds.log" |
+				tee -a "$summary"
+			failed=$((failed + 1))
+			continue ;;
+		esac
+		IFS=$'\t' read -r pass t topo tmo < <(sed -n "${job}p" "$queue")
+		case $pass in
+		first) run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo" ;;
+		debug) [[ -n $debug_kernel ]] || debug_kernel=$(cat "$rdir/debug-kernel.path")
+		       run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" "$tmo" "$topo debug" ;;
+		peer) run_peer ;;
+		esac
+	done
+	echo "$passed $failed $skipped $known" > "$rdir/lane-$name"
+}
+
+workers=(first)
 if ((lanes == 2)); then
-	lane first 0 &
+	workers+=(second)
+	worker first first debug peer &
 	first=$!
-	lane debug 1 &
+	(
+		# The second core is the debug kernel's build's until it is done.
+		if [[ -n $debug_build ]]; then
+			msg "the second worker waits for the debug kernel's build"
+			while [[ $(kernel_state debug) == building ]]; do sleep 2; done
+		fi
+		worker second peer debug first
+	) &
 	second=$!
 	wait "$first" || true
 	wait "$second" || true
 else
-	lane first 0
-	lane debug 1
+	worker first first debug peer
 fi
 passed=0 failed=0 skipped=0 known=0
-for l in first debug; do
-	[[ -f $rdir/lane-$l ]] || { echo "the $l pass did not finish" | tee -a "$summary"
+for l in "${workers[@]}"; do
+	[[ -f $rdir/lane-$l ]] || { echo "the $l worker did not finish" | tee -a "$summary"
 		failed=$((failed + 1)); continue; }
 	read -r p f s k < "$rdir/lane-$l"
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s)) known=$((known + k))
@@ -237,5 +331,6 @@ fi
 
 echo
 ((${known:-0} == 0)) || echo "$known known failures (TAP TODO, tracked in open issues), listed above"
+grep -h '^.... peer suite' "$summary" || true
 echo "$passed passed, $failed failed"
 ((failed == 0))
