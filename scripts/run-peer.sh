@@ -6,7 +6,7 @@
 # kernel, one guest each, compared case by case.
 #
 #   run-peer.sh [-K patched-bzImage] [-B baseline-bzImage] [-t TOPOLOGY]
-#               [-j job,job] [-o DIR] [-r RETRIES]
+#               [-j job,job] [-o DIR] [-r RETRIES] [-s baseline|patched|report]
 #
 # Without -K/-B the kernels are built (scripts/build-kernel.sh).  -j runs
 # only some jobs (a name from tests/peer/jobs, or its part before ':').
@@ -17,6 +17,13 @@
 # patched-retryN/: a case that passes there is reported as flaky, not as a
 # regression.
 #
+# -s runs one stage, so that the two guests can run side by side
+# (run-tests.sh -P): "baseline" and "patched" boot one kernel each into DIR
+# (-o is then required), "report" compares what they left, with the
+# retries.  The patched guest normally gets the baseline's environment; if
+# it ran first and its environment differs, the report stage boots it
+# again with the baseline's.  Without -s every stage runs in turn.
+#
 # Exits non-zero iff a case passes on the baseline and does not pass (fails,
 # skips or is missing) on the patched kernel.  A case that passes on neither
 # is listed but does not fail the run: the guest configuration lacks things
@@ -26,8 +33,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$TOPTIER_ROOT/scripts/peer-parse.sh"
 
-kernel= base_kernel= topo=2tier only= pdir= retries=2
-while getopts "K:B:t:j:o:r:" opt; do
+kernel= base_kernel= topo=2tier only= pdir= retries=2 stage=all
+while getopts "K:B:t:j:o:r:s:" opt; do
 	case $opt in
 	K) kernel=$OPTARG ;;
 	B) base_kernel=$OPTARG ;;
@@ -35,16 +42,27 @@ while getopts "K:B:t:j:o:r:" opt; do
 	j) only=$OPTARG ;;
 	o) pdir=$OPTARG ;;
 	r) retries=$OPTARG ;;
-	*) die "usage: $0 [-K patched-bzImage] [-B baseline-bzImage] [-t topology] [-j jobs] [-o dir] [-r retries]" ;;
+	s) stage=$OPTARG ;;
+	*) die "usage: $0 [-K patched-bzImage] [-B baseline-bzImage] [-t topology] [-j jobs] [-o dir] [-r retries] [-s stage]" ;;
 	esac
 done
 shift $((OPTIND - 1))
 (($# == 0)) || die "unexpected arguments: $*"
+case $stage in
+all) ;;
+baseline|patched|report) [[ -n $pdir ]] || die "-s $stage needs -o DIR" ;;
+*) die "no stage '$stage' (baseline, patched or report)" ;;
+esac
+want() { [[ $stage == all || $stage == "$1" ]]; }
 
-[[ -n $kernel ]] || kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
-[[ -n $base_kernel ]] || base_kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" baseline | tail -1)
-[[ -f $kernel ]] || die "no patched kernel at $kernel"
-[[ -f $base_kernel ]] || die "no baseline kernel at $base_kernel"
+if want patched || want report; then
+	[[ -n $kernel ]] || kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" toptier | tail -1)
+	[[ -f $kernel ]] || die "no patched kernel at $kernel"
+fi
+if want baseline; then
+	[[ -n $base_kernel ]] || base_kernel=$("$TOPTIER_ROOT/scripts/build-kernel.sh" baseline | tail -1)
+	[[ -f $base_kernel ]] || die "no baseline kernel at $base_kernel"
+fi
 
 jobs_file=$TOPTIER_ROOT/tests/peer/jobs
 # The selected jobs, in the order of the job list: name and timeout.
@@ -62,19 +80,29 @@ mapfile -t jobs < <(awk -v only="${only//,/ }" '
 	}' "$jobs_file")
 ((${#jobs[@]})) || die "no job in $jobs_file matches '$only'"
 
-seldir=$("$TOPTIER_ROOT/scripts/build-selftests.sh" | tail -1)
-
 # The peer initramfs holds the selftests and their runner only: mkinitramfs
-# copies the staging directory to /tests.
-stage=$TOPTIER_ROOT/build/peer/root
+# copies the staging directory to /tests.  Made once per results directory
+# (the stages of one run share it), under a lock.
+stage_dir=$TOPTIER_ROOT/build/peer/root
 initrd=$TOPTIER_ROOT/build/peer/initramfs.cpio.gz
-rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/peer" "$stage/selftests"
-cp -a "$seldir"/. "$stage/selftests/"
-rm -f "$stage/selftests/build.log" "$stage/selftests/.built"
-install -m 755 "$TOPTIER_ROOT/scripts/peer-guest.sh" "$stage/bin/peer-guest.sh"
-cp "$jobs_file" "$stage/peer/jobs"
-"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$stage" "$initrd"
+prepare() {
+	local seldir lock
+	mkdir -p "$TOPTIER_ROOT/build/peer"
+	exec {lock}>> "$TOPTIER_ROOT/build/peer/.lock"
+	flock -x "$lock"
+	if [[ ! -f $pdir/.initramfs-made ]]; then
+		seldir=$("$TOPTIER_ROOT/scripts/build-selftests.sh" | tail -1)
+		rm -rf "$stage_dir"
+		mkdir -p "$stage_dir/bin" "$stage_dir/peer" "$stage_dir/selftests"
+		cp -a "$seldir"/. "$stage_dir/selftests/"
+		rm -f "$stage_dir/selftests/build.log" "$stage_dir/selftests/.built"
+		install -m 755 "$TOPTIER_ROOT/scripts/peer-guest.sh" "$stage_dir/bin/peer-guest.sh"
+		cp "$jobs_file" "$stage_dir/peer/jobs"
+		"$TOPTIER_ROOT/scripts/mkinitramfs.sh" "$stage_dir" "$initrd"
+		touch "$pdir/.initramfs-made"
+	fi
+	exec {lock}>&-
+}
 
 if [[ -z $pdir ]]; then
 	run_id=$(date +%Y%m%d-%H%M%S)
@@ -84,7 +112,8 @@ if [[ -z $pdir ]]; then
 fi
 mkdir -p "$pdir"
 msg "peer results in $pdir"
-detect_accel "$kernel" "$initrd"
+[[ $stage == report ]] || prepare
+detect_accel "${kernel:-$base_kernel}" "$initrd"
 # mm/migration needs two threads besides its main one (numa_num_task_cpus()
 # - 1 >= 2), or it skips every case: three vCPUs, for both kernels alike.
 export TOPTIER_GUEST_CPUS=${TOPTIER_GUEST_CPUS:-3}
@@ -115,7 +144,9 @@ boot() {
 	msg "$label: $(wc -l < "$dir/cases.tsv") cases in $((SECONDS - start)) s"
 }
 
-env_of() { sed -n 's/^# peer-env: //p' "$pdir/$1/tap.log" | head -1; }
+env_of() {
+	[[ ! -f $pdir/$1/tap.log ]] || sed -n 's/^# peer-env: //p' "$pdir/$1/tap.log" | head -1
+}
 env_val() { env_of "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 order=$(printf '%s\n' "${jobs[@]}" | cut -f1)
@@ -130,35 +161,56 @@ base_args="$common toptier.peer_swap=1 toptier.peer_blockfs=1"
 # kept under $TOPTIER_CACHE/peer-baseline/<key> and reused while all of
 # that is unchanged, which saves one guest (five minutes) per warm check.
 # TOPTIER_PEER_FRESH=1 boots the baseline anyway.
-base_key=$( {
-	sha256sum < "$base_kernel"
-	(cd "$stage" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
-	sha256sum < /bin/busybox
-	cat "$TOPTIER_ROOT/scripts/guest-init" "$TOPTIER_ROOT/scripts/vm.sh" \
-		"$TOPTIER_ROOT/scripts/mkinitramfs.sh"
-	echo "$topo $TOPTIER_GUEST_CPUS $TOPTIER_ACCEL $base_args ${names[*]}"
-	qemu-system-x86_64 --version | head -1
-} | sha256sum | cut -c1-16)
-base_cache=$TOPTIER_CACHE/peer-baseline/$base_key
-if [[ -z ${TOPTIER_PEER_FRESH:-} && -f $base_cache/cases.tsv ]]; then
-	mkdir -p "$pdir/baseline"
-	cp -a "$base_cache"/. "$pdir/baseline/"
-	msg "baseline: $(wc -l < "$pdir/baseline/cases.tsv") cases reused from $base_cache" \
-	    "(run of $(date -u -r "$base_cache/cases.tsv" '+%Y-%m-%d %H:%M UTC'); TOPTIER_PEER_FRESH=1 reruns it)"
-else
-	boot baseline "$base_kernel" "$base_args" "${names[@]}"
-	# Only a run that finished is worth keeping.
-	if ! grep -q '^# guest killed' "$pdir/baseline/tap.log" &&
-	   grep -q '^# peer: all jobs took' "$pdir/baseline/tap.log"; then
-		rm -rf "$base_cache"
-		mkdir -p "$base_cache"
-		cp -a "$pdir/baseline"/. "$base_cache/"
+if want baseline; then
+	base_key=$( {
+		sha256sum < "$base_kernel"
+		(cd "$stage_dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+		sha256sum < /bin/busybox
+		cat "$TOPTIER_ROOT/scripts/guest-init" "$TOPTIER_ROOT/scripts/vm.sh" \
+			"$TOPTIER_ROOT/scripts/mkinitramfs.sh"
+		echo "$topo $TOPTIER_GUEST_CPUS $TOPTIER_ACCEL $base_args ${names[*]}"
+		qemu-system-x86_64 --version | head -1
+	} | sha256sum | cut -c1-16)
+	base_cache=$TOPTIER_CACHE/peer-baseline/$base_key
+	if [[ -z ${TOPTIER_PEER_FRESH:-} && -f $base_cache/cases.tsv ]]; then
+		mkdir -p "$pdir/baseline"
+		cp -a "$base_cache"/. "$pdir/baseline/"
+		msg "baseline: $(wc -l < "$pdir/baseline/cases.tsv") cases reused from $base_cache" \
+		    "(run of $(date -u -r "$base_cache/cases.tsv" '+%Y-%m-%d %H:%M UTC'); TOPTIER_PEER_FRESH=1 reruns it)"
+	else
+		boot baseline "$base_kernel" "$base_args" "${names[@]}"
+		# Only a run that finished is worth keeping.
+		if ! grep -q '^# guest killed' "$pdir/baseline/tap.log" &&
+		   grep -q '^# peer: all jobs took' "$pdir/baseline/tap.log"; then
+			rm -rf "$base_cache"
+			mkdir -p "$base_cache"
+			cp -a "$pdir/baseline"/. "$base_cache/"
+		fi
 	fi
 fi
+
 # The patched guest gets what the baseline had, no more: a zram swap device
-# that only the patched config has must not make a case differ.
-penv_args="$common toptier.peer_swap=$(env_val baseline swap) toptier.peer_blockfs=$(env_val baseline blockfs)"
-boot patched "$kernel" "$penv_args" "${names[@]}"
+# that only the patched config has must not make a case differ.  A patched
+# stage that starts before the baseline has finished asks for what the
+# baseline asks for; the report stage checks that both got the same.
+penv_args() {
+	echo "$common toptier.peer_swap=$(env_val baseline swap) toptier.peer_blockfs=$(env_val baseline blockfs)"
+}
+if want patched; then
+	if [[ -n $(env_of baseline) ]]; then
+		boot patched "$kernel" "$(penv_args)" "${names[@]}"
+	else
+		boot patched "$kernel" "$base_args" "${names[@]}"
+	fi
+fi
+want report || exit 0
+[[ -n $(env_of baseline) ]] || die "the baseline guest left no environment line; see $pdir/baseline"
+penv_args=$(penv_args)
+if [[ $(env_of patched) != "$(env_of baseline)" ]]; then
+	msg "the patched guest's environment ($(env_of patched)) is not the baseline's" \
+	    "($(env_of baseline)): booting it again with the baseline's"
+	boot patched "$kernel" "$penv_args" "${names[@]}"
+fi
 
 # Upstream tests are not all deterministic under TCG (test_kmem_basic on
 # the initramfs root passed or failed by chance, see docs/testing.md): the

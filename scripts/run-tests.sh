@@ -20,19 +20,21 @@
 # background while the first pass runs, at idle priority (chrt --idle):
 # the guests, about one core's worth under TCG, keep the CPU they want and
 # the build takes the rest.  -p then builds the baseline kernel the same
-# way, for the peer suite that make check runs next.  Build output goes to
-# <results>/background-builds.log.  -P runs the peer suite
-# (scripts/run-peer.sh, log in <results>/peer.log) as one more job, on the
-# baseline kernel that -p builds.
+# way, for the peer suite.  Build output goes to
+# <results>/background-builds.log.  -P runs the peer suite too
+# (scripts/run-peer.sh; logs in <results>/peer-<stage>.log): its baseline
+# guest (on the kernel -p builds) and its patched guest are two more jobs,
+# and its report runs when every job is done.
 #
 # Every guest to boot is a job in one queue: the first pass's tests, the
-# debug pass's, and the peer suite.  -j 2 runs two workers, one guest each
-# (a TCG guest keeps about one core busy), that take jobs until none is
-# left, so neither waits while the other has work.  The first worker starts
-# with the first pass.  The second starts once the debug kernel is there,
-# so that on a cold machine its build has the second core; it takes the
-# peer suite first (its longest job), then the debug pass.  A job whose
-# kernel is still building is passed over.  Results print as they come.
+# debug pass's, and the peer suite's two guests.  -j 2 runs two workers,
+# one guest each (a TCG guest keeps about one core busy), that take jobs
+# until none is left, so neither waits while the other has work.  The
+# first worker prefers the first pass, then the debug pass, then the peer
+# guests.  The second starts once the debug kernel is there, so that on a
+# cold machine its build has the second core, and prefers the peer guests
+# (its longest jobs), then the debug pass.  A job whose kernel is still
+# building is passed over.  Results print as they come.
 #
 # TOPTIER_GUEST_ARGS is appended to every guest's kernel command line (make
 # stress passes toptier.stress_seconds= and toptier.seed= this way), and
@@ -195,19 +197,19 @@ queue=$rdir/.jobs taken=$rdir/.taken
 			done
 		done
 	done
-	[[ -z $peer ]] || printf 'peer\tpeer suite\t2tier\t0\n'
+	[[ -z $peer ]] || printf 'peer-%s\tpeer suite\t2tier\t0\n' patched baseline
 } > "$queue"
 
-# kernel_state <first|debug|peer>: the state of the kernel a pass boots:
+# kernel_state <pass>: the state of the kernel a pass boots:
 # ready, building, or failed (its background build exited without it).
 kernel_state() {
 	local f
 	case $1 in
 	debug) [[ -n $debug_build ]] || { echo ready; return; }
 	       f=$rdir/debug-kernel.path ;;
-	peer) [[ -n $prebuild_baseline ]] || { echo ready; return; }
+	peer-baseline) [[ -n $prebuild_baseline ]] || { echo ready; return; }
 	      f=$rdir/baseline-kernel.path ;;
-	*) echo ready; return ;;
+	*) echo ready; return ;;	# the first pass's kernel, built already
 	esac
 	if [[ -s $f ]]; then
 		echo ready
@@ -247,20 +249,29 @@ claim() {
 	exec {lock}>&-
 }
 
-# run_peer: the peer suite as one job; its output goes to peer.log, its
-# verdict to the summary.
+# run_peer <baseline|patched|report>: a stage of the peer suite; its
+# output goes to peer-<stage>.log.  The two guests are jobs of the queue,
+# the report (with any retries) runs once both are done.
 run_peer() {
-	local log=$rdir/peer.log start=$SECONDS rc=0 base=() verdict=PASS line
-	[[ -z $prebuild_baseline ]] || base=(-B "$(cat "$rdir/baseline-kernel.path")")
+	local log=$rdir/peer-$1.log start=$SECONDS rc=0 args=() verdict=PASS line
+	case $1 in
+	baseline) [[ -z $prebuild_baseline ]] ||
+			args=(-B "$(cat "$rdir/baseline-kernel.path")") ;;
+	*) args=(-K "$kernel") ;;
+	esac
 	guest_slot_take no
-	msg "running the peer suite on 2tier (log: $log)"
-	"$TOPTIER_ROOT/scripts/run-peer.sh" -K "$kernel" "${base[@]}" -o "$rdir/peer" \
+	msg "running the peer suite's $1 stage (log: $log)"
+	"$TOPTIER_ROOT/scripts/run-peer.sh" -s "$1" "${args[@]}" -o "$rdir/peer" \
 		> "$log" 2>&1 || rc=$?
 	guest_slot_give
-	ln -sfn "$run_id" "$TOPTIER_RESULTS/latest-peer"
-	line=$(sed -n 's/^peer: //p' "$log" | tail -1)
+	if [[ $1 == report ]]; then
+		ln -sfn "$run_id" "$TOPTIER_RESULTS/latest-peer"
+		line=$(sed -n 's/^peer: //p' "$log" | tail -1)
+	else
+		line=$(sed -n "s/^>>> $1: //p" "$log" | tail -1)
+	fi
 	((rc == 0)) || { verdict=FAIL; failed=$((failed + 1)); }
-	printf '%-4s %-40s %s\n' "$verdict" "peer suite [2tier] $((SECONDS - start))s" \
+	printf '%-4s %-40s %s\n' "$verdict" "peer suite, $1 [2tier] $((SECONDS - start))s" \
 		"${line:-no result}" | tee -a "$summary"
 	[[ $verdict == PASS ]] || { tail -15 "$log" | sed 's/^/       /'
 		echo "       logs: $log, $rdir/peer"; } | tee -a "$summary"
@@ -290,7 +301,7 @@ worker() {
 		first) run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo" ;;
 		debug) [[ -n $debug_kernel ]] || debug_kernel=$(cat "$rdir/debug-kernel.path")
 		       run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" "$tmo" "$topo debug" ;;
-		peer) run_peer ;;
+		peer-*) run_peer "${pass#peer-}" ;;
 		esac
 	done
 	echo "$passed $failed $skipped $known" > "$rdir/lane-$name"
@@ -299,7 +310,7 @@ worker() {
 workers=(first)
 if ((lanes == 2)); then
 	workers+=(second)
-	worker first first debug peer &
+	worker first first debug peer-patched peer-baseline &
 	first=$!
 	(
 		# The second core is the debug kernel's build's until it is done.
@@ -307,13 +318,20 @@ if ((lanes == 2)); then
 			msg "the second worker waits for the debug kernel's build"
 			while [[ $(kernel_state debug) == building ]]; do sleep 2; done
 		fi
-		worker second peer debug first
+		worker second peer-baseline peer-patched debug first
 	) &
 	second=$!
 	wait "$first" || true
 	wait "$second" || true
 else
-	worker first first debug peer
+	worker first first debug peer-patched peer-baseline
+fi
+# The peer suite's report, on what its two guests left.
+if [[ -n $peer ]]; then
+	workers+=(report)
+	passed=0 failed=0 skipped=0 known=0
+	run_peer report
+	echo "$passed $failed $skipped $known" > "$rdir/lane-report"
 fi
 passed=0 failed=0 skipped=0 known=0
 for l in "${workers[@]}"; do
@@ -331,6 +349,6 @@ fi
 
 echo
 ((${known:-0} == 0)) || echo "$known known failures (TAP TODO, tracked in open issues), listed above"
-grep -h '^.... peer suite' "$summary" || true
+grep -h '^.... peer suite, report' "$summary" || true
 echo "$passed passed, $failed failed"
 ((failed == 0))
