@@ -1295,6 +1295,67 @@ void child_stop(pid_t *pid, bool kill_it)
 	*pid = -1;
 }
 
+struct node_filler_args {
+	int node, done_fd;
+	enum tt_wmark which;
+	long long below;
+};
+
+static int node_filler_main(void *arg)
+{
+	const struct node_filler_args *fa = arg;
+	const size_t max = 16384 * MB;	/* address space only */
+	long long free, wmark;
+	size_t off;
+	char *p;
+
+	if (bind_to_node(fa->node))
+		return 1;
+	p = mmap(NULL, max, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	for (off = 0; off < max; off += MB) {
+		node_free_wmark(fa->node, fa->which, &free, &wmark);
+		if (free <= wmark - fa->below)
+			break;
+		for (size_t i = 0; i < MB; i += page_size)
+			p[off + i] = 1;
+	}
+	if (off >= max || write(fa->done_fd, "", 1) != 1)
+		return 3;
+	for (;;)
+		pause();
+}
+
+pid_t node_filler_start(const char *cg, int node, enum tt_wmark which, long long below,
+			int timeout_s)
+{
+	struct node_filler_args fa = { .node = node, .which = which, .below = below };
+	int fds[2], ready = 0;
+	struct pollfd pfd;
+	pid_t pid;
+	char c;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	fa.done_fd = fds[1];
+	pid = spawn_in(cg, node_filler_main, &fa);
+	close(fds[1]);
+	pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	/* A child that dies closes its end: POLLHUP, and read() gets 0. */
+	if (pid > 0 && poll(&pfd, 1, timeout_s * 1000) == 1)
+		ready = read(fds[0], &c, 1) == 1;
+	close(fds[0]);
+	if (!ready) {
+		tt_diag("filler of node%d: %s", node, pid > 0 ? "died or timed out" :
+			strerror(errno));
+		child_stop(&pid, true);
+		return -1;
+	}
+	return pid;
+}
+
 pid_t kswapd_pid(int node)
 {
 	char path[300], comm[32], want[32];

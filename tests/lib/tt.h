@@ -295,6 +295,19 @@ int wait_child(pid_t pid);
 /* Reap *pid, killing it first when kill_it; then *pid = -1.  A *pid <= 0
  * is fine. */
 void child_stop(pid_t *pid, bool kill_it);
+/*
+ * Fill a node: a child joins cg (if not NULL), binds itself to node and
+ * writes anonymous memory a megabyte at a time until the node's free
+ * memory is at most its which watermark minus below (a negative below
+ * stops that much above it), then holds the memory until child_stop().
+ * Sized from the free count as it goes, not in advance: the per-CPU page
+ * lists hold pages that the count does not show, and a filler sized from
+ * it stops short or, on a full node, gets killed.  Returns the child's
+ * pid once the node is there, or -1 (the child died, or it did not get
+ * there within timeout_s seconds).
+ */
+pid_t node_filler_start(const char *cg, int node, enum tt_wmark which, long long below,
+			int timeout_s);
 /* Run fn(arg) in a child that dropped to uid and gid 65534 (nobody), with no
  * supplementary groups and so no capabilities; returns what fn returned, or
  * INT_MIN when the child could not drop its privileges or died. */

@@ -67,7 +67,7 @@
 #define MBS(x)		((x) / (long long)MB)
 
 struct shared {
-	volatile int a_ready, a_stop, b_done, filler_ready;
+	volatile int a_ready, a_stop, b_done;
 	volatile long a_loops;
 	size_t a_size, b_size;
 	bool a_movable, b_reads_disk;
@@ -131,32 +131,6 @@ static int run_a(void *arg)
 		munmap(c, CHUNK);
 		sh->a_loops++;
 	}
-	return 0;
-}
-
-/* Bound to node1: take its memory until NODE1_SLACK is left above high. */
-static int run_filler(void *arg)
-{
-	const size_t max = 8192 * MB;
-	long long free, high;
-	char *p;
-
-	(void)arg;
-	if (bind_to_node(1))
-		return 1;
-	p = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (p == MAP_FAILED)
-		return 2;
-	for (size_t off = 0; off < max; off += MB) {
-		node_free_wmark(1, TT_WMARK_HIGH, &free, &high);
-		if (free <= high + NODE1_SLACK)
-			break;
-		for (size_t i = 0; i < MB; i += page_size)
-			p[off + i] = 1;
-	}
-	sh->filler_ready = 1;
-	pause();
 	return 0;
 }
 
@@ -389,8 +363,8 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 		 * memory no one can move (there is no swap): A's first
 		 * demotions take the rest.
 		 */
-		pid_filler = spawn_in(NULL, run_filler, NULL);
-		TT_EXPECT(pid_filler > 0 && wait_flag(&sh->filler_ready, 120), "cannot fill node1");
+		pid_filler = node_filler_start(NULL, 1, TT_WMARK_HIGH, -NODE1_SLACK, 120);
+		TT_EXPECT(pid_filler > 0, "cannot fill node1");
 		node_free_wmark(1, TT_WMARK_HIGH, &f1, &high1);
 		tt_diag("node1 filled: %lld MB free, high watermark %lld MB", MBS(f1), MBS(high1));
 		/* B's page cache, before A takes node0's free memory. */

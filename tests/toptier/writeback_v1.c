@@ -50,8 +50,8 @@ struct shared {
 };
 
 static struct shared *sh;
-static struct holder *anon, *filler;
-static pid_t sampler = -1, writer = -1;
+static struct holder *anon;
+static pid_t sampler = -1, writer = -1, filler = -1;
 static char *cga, *cgb;
 static int cases_run;
 
@@ -61,9 +61,9 @@ static void cleanup(void)
 		sh->stop = 1;
 	child_stop(&sampler, false);
 	child_stop(&writer, true);
+	child_stop(&filler, true);
 	holder_stop(anon);
-	holder_stop(filler);
-	anon = filler = NULL;
+	anon = NULL;
 	unbind();
 	cg_destroy_free(&cga);
 	cg_destroy_free(&cgb);
@@ -168,11 +168,9 @@ static enum tt_result writeback_body(bool mglru)
 		  MBS(wb0));
 
 	/* node0 below its toptier watermark. */
-	node_free_toptier_wmark(0, &free, &wmark);
-	TT_EXPECT(bind_to_node(0) == 0, "cannot bind to node0");
-	filler = holder_start(cgb, free - wmark + BELOW_WMARK, 2, false);
-	unbind();
-	TT_EXPECT(filler, "no filler");
+	filler = node_filler_start(cgb, 0, TT_WMARK_TOPTIER, BELOW_WMARK, 120);
+	TT_EXPECT(filler > 0, "cannot fill node0 to %lld MB below its toptier watermark",
+		  MBS(BELOW_WMARK));
 	node_free_toptier_wmark(0, &free, &wmark);
 	TT_EXPECT(free < wmark, "premise: node0 free %lld MB, toptier watermark %lld MB",
 		  MBS(free), MBS(wmark));
