@@ -179,8 +179,8 @@ guest_slot_give() {
 }
 
 # The queue: one line per guest to boot, "<pass> <test> <topology>
-# <timeout>", in the order the passes list them; the line numbers of the
-# jobs taken go to .taken, both under .queue-lock.
+# <timeout> <alone>", in the order the passes list them; the line numbers
+# of the jobs taken go to .taken, both under .queue-lock.
 queue=$rdir/.jobs taken=$rdir/.taken
 : > "$taken"
 {
@@ -193,11 +193,12 @@ queue=$rdir/.jobs taken=$rdir/.taken
 			topos=$(meta "$t" topology 2tier)
 			for topo in ${topos//,/ }; do
 				[[ -z $only_topo || $only_topo == "$topo" ]] || continue
-				printf '%s\t%s\t%s\t%s\n' "$pass" "$t" "$topo" "$tmo"
+				printf '%s\t%s\t%s\t%s\t%s\n' "$pass" "$t" "$topo" "$tmo" \
+					"$(meta "$t" alone no)"
 			done
 		done
 	done
-	[[ -z $peer ]] || printf 'peer-%s\tpeer suite\t2tier\t0\n' patched baseline
+	[[ -z $peer ]] || printf 'peer-%s\tpeer suite\t2tier\t0\tno\n' patched baseline
 } > "$queue"
 
 # kernel_state <pass>: the state of the kernel a pass boots:
@@ -222,30 +223,61 @@ kernel_state() {
 	fi
 }
 
+# slot_free: no guest runs now (always true with one worker).
+slot_free() {
+	local fd rc=0
+	((lanes == 2)) || return 0
+	exec {fd}>> "$rdir/.guest-slot"
+	flock -n -x "$fd" || rc=1
+	exec {fd}>&-
+	return $rc
+}
+
 # claim <pass>...: take the first job not yet taken of the first of these
-# passes that has one and whose kernel is ready.  Prints its line number,
-# "wait" while what is left waits for a kernel, "failed <pass>" (once)
-# when that kernel's build failed, or nothing when the queue is empty.
+# passes that has one and whose kernel is ready.  While the other worker's
+# guest runs, a test marked alone=yes is passed over for the next one that
+# is not, so that this worker does not idle until that guest ends; it is
+# taken when nothing else is left.  Prints the job's line number, "wait"
+# while what is left waits for a kernel, "failed <pass>" (once) when that
+# kernel's build failed, or nothing when the queue is empty.
 claim() {
-	local lock pass state n
+	local lock pass n shared alone_ok= pick= fallback=
 	exec {lock}>> "$rdir/.queue-lock"
 	flock -x "$lock"
+	! slot_free || alone_ok=1
 	for pass; do
-		n=$(awk -F'\t' -v p="$pass" -v taken="$taken" '
-			BEGIN { while ((getline l < taken) > 0) t[l] = 1 }
-			$1 == p && !(FNR in t) { print FNR; exit }' "$queue")
-		[[ -n $n ]] || continue
-		state=$(kernel_state "$pass")
-		case $state in
-		ready) echo "$n" >> "$taken"; echo "$n" ;;
-		failed) awk -F'\t' -v p="$pass" '$1 == p { print NR }' "$queue" >> "$taken"
-			echo "failed $pass" ;;
+		read -r n shared < <(awk -F'\t' -v p="$pass" -v taken="$taken" '
+			BEGIN { while ((getline l < taken) > 0) t[l] = 1; n = s = "-" }
+			$1 == p && !(FNR in t) {
+				if (n == "-") n = FNR
+				if (s == "-" && $5 != "yes") s = FNR
+			}
+			END { print n, s }' "$queue")
+		[[ $n != - ]] || continue
+		case $(kernel_state "$pass") in
 		building) continue ;;
+		failed) awk -F'\t' -v p="$pass" '$1 == p { print NR }' "$queue" >> "$taken"
+			echo "failed $pass"
+			exec {lock}>&-
+			return ;;
 		esac
-		exec {lock}>&-
-		return
+		if [[ -n $alone_ok ]]; then
+			pick=$n
+		elif [[ $shared != - ]]; then
+			pick=$shared
+		else
+			fallback=${fallback:-$n}
+			continue
+		fi
+		break
 	done
-	[[ $(sort -u "$taken" | wc -l) -ge $(wc -l < "$queue") ]] || echo wait
+	pick=${pick:-$fallback}
+	if [[ -n $pick ]]; then
+		echo "$pick" >> "$taken"
+		echo "$pick"
+	elif (($(sort -u "$taken" | wc -l) < $(wc -l < "$queue"))); then
+		echo wait
+	fi
 	exec {lock}>&-
 }
 
@@ -296,7 +328,7 @@ worker() {
 			failed=$((failed + 1))
 			continue ;;
 		esac
-		IFS=$'\t' read -r pass t topo tmo < <(sed -n "${job}p" "$queue")
+		IFS=$'\t' read -r pass t topo tmo _ < <(sed -n "${job}p" "$queue")
 		case $pass in
 		first) run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo" ;;
 		debug) [[ -n $debug_kernel ]] || debug_kernel=$(cat "$rdir/debug-kernel.path")
