@@ -136,9 +136,9 @@ summary=$rdir/summary.txt
 
 source "$TOPTIER_ROOT/scripts/tap-parse.sh"
 
-# run_one <test> <topology> <kernel> <dir> <timeout> <label>
+# run_one <test> <topology> <kernel> <dir> <timeout> <label> <alone>
 run_one() {
-	local t=$1 topo=$2 k=$3 dir=$4 tmo=$5 label=$6 start=$SECONDS
+	local t=$1 topo=$2 k=$3 dir=$4 tmo=$5 label=$6 alone=$7 start=$SECONDS
 	local args=()
 
 	[[ -z ${TOPTIER_GUEST_ARGS:-} ]] || args=(-a "$TOPTIER_GUEST_ARGS")
@@ -146,7 +146,7 @@ run_one() {
 	kbps=$(meta "$t" disk_kbps "")
 	[[ -z $kbps ]] || args+=(-d "$kbps")
 	[[ $(meta "$t" host_requests no) != yes ]] || args+=(-H)
-	guest_slot_take "$(meta "$t" alone no)"
+	guest_slot_take "$alone"
 	start=$SECONDS
 	msg "running $t on $label (timeout ${tmo}s)"
 	boot_collect "$dir" "$tmo" -t "$topo" -T "$t" "${args[@]}" "$k" "$initrd" || rc=$?
@@ -179,8 +179,11 @@ guest_slot_give() {
 }
 
 # The queue: one line per guest to boot, "<pass> <test> <topology>
-# <timeout> <alone>", in the order the passes list them; the line numbers
-# of the jobs taken go to .taken, both under .queue-lock.
+# <timeout> <alone>", pass by pass, each pass's longest timeouts first
+# (ties in the order the tests are listed): the long guests start early,
+# and the short ones fill in at the end, when one worker would otherwise
+# idle while the other runs a long one.  The line numbers of the jobs
+# taken go to .taken, both under .queue-lock.
 queue=$rdir/.jobs taken=$rdir/.taken
 : > "$taken"
 {
@@ -196,7 +199,7 @@ queue=$rdir/.jobs taken=$rdir/.taken
 				printf '%s\t%s\t%s\t%s\t%s\n' "$pass" "$t" "$topo" "$tmo" \
 					"$(meta "$t" alone no)"
 			done
-		done
+		done | sort -s -t $'\t' -k4,4nr
 	done
 	[[ -z $peer ]] || printf 'peer-%s\tpeer suite\t2tier\t0\tno\n' patched baseline
 } > "$queue"
@@ -312,7 +315,7 @@ run_peer() {
 # worker <name> <pass>...: take jobs, preferring the passes in this order,
 # until none is left; the counts go to <results>/lane-<name>.
 worker() {
-	local name=$1 job pass t topo tmo
+	local name=$1 job pass t topo tmo alone
 	shift
 	passed=0 failed=0 skipped=0 known=0
 	while :; do
@@ -328,11 +331,12 @@ worker() {
 			failed=$((failed + 1))
 			continue ;;
 		esac
-		IFS=$'\t' read -r pass t topo tmo _ < <(sed -n "${job}p" "$queue")
+		IFS=$'\t' read -r pass t topo tmo alone < <(sed -n "${job}p" "$queue")
 		case $pass in
-		first) run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo" ;;
+		first) run_one "$t" "$topo" "$kernel" "$rdir/$topo/$t" "$tmo" "$topo" "$alone" ;;
 		debug) [[ -n $debug_kernel ]] || debug_kernel=$(cat "$rdir/debug-kernel.path")
-		       run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" "$tmo" "$topo debug" ;;
+		       run_one "$t" "$topo" "$debug_kernel" "$rdir/debug/$topo/$t" "$tmo" \
+			       "$topo debug" "$alone" ;;
 		peer-*) run_peer "${pass#peer-}" ;;
 		esac
 	done
