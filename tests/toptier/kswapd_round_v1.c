@@ -49,7 +49,7 @@
 #define SOFT		"memory.toptier_soft_limit_in_bytes"
 #define LRU_GEN		"/sys/kernel/mm/lru_gen/enabled"
 #define CHUNK		(4 * MB)
-#define B_SIZE		(512 * MB)
+#define B_SIZE		(256 * MB)	/* several times what node0 has free once A is in */
 #define B_OVER_FREE	(32 * (long long)MB)	/* with node1 full: taken from B's page cache, */
 #define B_CACHE_SLACK	(16 * (long long)MB)	/* leaving at least this much of it */
 /*

@@ -6,7 +6,7 @@
  *
  * node0's line: a cgroup with low 512M and a 500 MB set it has just touched
  * keeps at least 95% of it on node0 while a greedy neighbour bound to node0
- * allocates 1.5 GB and ordinary kswapd/direct reclaim demotes
+ * allocates 1 GB (node0 holds 1 GB) and ordinary kswapd/direct reclaim demotes
  * (demotion_enabled on).  The same run with low 0 in the same boot is
  * reported for comparison.  Both LRU implementations.
  *
@@ -169,7 +169,7 @@ static enum tt_result protect(const struct scenario *s, bool mglru, const char *
 
 static enum tt_result protect_body(bool mglru)
 {
-	const struct scenario s = { .node = 0, .hot = 500 * MB, .greedy = 1536 * MB };
+	const struct scenario s = { .node = 0, .hot = 500 * MB, .greedy = 1024 * MB };
 
 	TT_EXPECT(tiers_ok(2), "the memory tiers are not the workbench's");
 	return protect(&s, mglru, "512M");
