@@ -163,6 +163,11 @@ bool path_exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
+bool tt_debug_kernel(void)
+{
+	return path_exists("/sys/kernel/debug/kmemleak");
+}
+
 long long file_key(const char *path, const char *key)
 {
 	static char buf[1 << 16];

@@ -66,6 +66,13 @@ long long fd_read_ll(int fd);
 long long read_ll(const char *path);			/* LLONG_MIN on error */
 int write_ll(const char *path, long long v);
 bool path_exists(const char *path);
+/*
+ * The kernel of config/debug.config (KASAN, lockdep, kmemleak): kmemleak
+ * is in that config only, and the guest mounts debugfs.  Costs there are
+ * many times the normal kernel's, so bounds on CPU time are asserted on
+ * the normal kernel.
+ */
+bool tt_debug_kernel(void);
 /* Find "key <number>" (or "key: number") in a file of such lines. */
 long long file_key(const char *path, const char *key);
 
