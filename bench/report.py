@@ -440,6 +440,16 @@ if wb:
 else:
     md.append("Not measured in this run and no earlier measurement found (BENCH_SKIP=workbench).\n")
 
+profiles = sorted(glob.glob(os.path.join(out, "faultprof-*.md")))
+if profiles:
+    md.append("## Fault path per kernel function (faultprof)\n")
+    md.append("One boot of each kernel under the insnprof plugin "
+              "(bench/insnprof): guest instructions per page fault by "
+              "function, toptier minus baseline.  Exact counts of one boot, "
+              "not medians: what the fault path runs, not how fast.\n")
+    for path in profiles:
+        md.append(open(path).read())
+
 with open(os.path.join(out, "summary.md"), "w") as f:
     f.write("\n".join(md) + "\n")
 print("\n".join(l for l in md if not l.startswith("![")))

@@ -8,9 +8,12 @@
 #
 #   BENCH_ROUNDS=N        repetitions (default 5)
 #   BENCH_ONLY="a b"      run only these of: fault faulticount
-#                         faulticount1 enforce hardcap protect pingpong
-#                         workbench (faulticount1: faulticount on the
-#                         1tier topology, one memory tier)
+#                         faulticount1 faultprof enforce hardcap protect
+#                         pingpong workbench (faulticount1: faulticount on
+#                         the 1tier topology, one memory tier; faultprof:
+#                         one boot of each kernel on 1tier, v1 and v2, with
+#                         the insnprof plugin, for instructions per fault
+#                         per kernel function)
 #   BENCH_SKIP="a b"      leave these out (workbench takes two make checks,
 #                         about an hour, cold and warm)
 #   BENCH_ICOUNT_SHIFT=N  faulticount's guest clock: 2^N ns per guest
@@ -24,7 +27,7 @@ source "$(dirname "$0")/../scripts/lib.sh"
 
 rounds=${BENCH_ROUNDS:-5}
 icount_shift=${BENCH_ICOUNT_SHIFT:-0}
-all="fault faulticount faulticount1 enforce hardcap protect pingpong workbench"
+all="fault faulticount faulticount1 faultprof enforce hardcap protect pingpong workbench"
 only=${BENCH_ONLY:-$all}
 skip=" ${BENCH_SKIP:-} "
 for b in $only; do
@@ -59,20 +62,27 @@ nboot=0
 # boot <kernel: toptier|baseline> <config> <round> <program> <kernel args>
 # With $icount set, the guest runs in QEMU's icount mode (scripts/vm.sh)
 # and its BENCH lines are filed under <bench>_icount; with $topo set, on
-# that topology instead of 2tier, and under <bench>_<topo>.
-icount= topo=
+# that topology instead of 2tier, and under <bench>_<topo>.  With $prof
+# set, QEMU loads the insnprof plugin, which writes the boot's profile to
+# <boot dir>/insnprof.txt, and the BENCH lines are not filed: the plugin
+# leaves the guest's instruction count as it is, but one boot is no median.
+icount= topo= prof=
 boot() {
 	local k=$1 config=$2 round=$3 prog=$4 args=$5 img=$bl dir
 	[[ $k == toptier ]] && img=$tt
 	nboot=$((nboot + 1))
-	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}${topo:+-$topo}
-	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}${topo:+, $topo}"
-	TOPTIER_ICOUNT=$icount boot_collect "$dir" 900 -T "$prog" -t "${topo:-2tier}" \
+	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}${topo:+-$topo}${prof:+-prof}
+	BOOT_DIR=$dir
+	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}${topo:+, $topo}${prof:+, insnprof}"
+	TOPTIER_ICOUNT=$icount \
+	TOPTIER_QEMU_ARGS=${prof:+-plugin $prof,out=$dir/insnprof.txt} \
+		boot_collect "$dir" 900 -T "$prog" -t "${topo:-2tier}" \
 		-a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
 	if grep -q '^BENCH-ERROR' "$dir/tap.log" || ! grep -q 'end .* rc=0' "$dir/tap.log"; then
 		grep '^BENCH-ERROR' "$dir/tap.log" >&2 || true
 		die "the benchmark failed in the guest; see $dir/tap.log"
 	fi
+	[[ -z $prof ]] || return 0
 	sed -n "s/^\(BENCH\|SERIES\) /\1 kernel=$k config=$config round=$round /p" \
 		"$dir/tap.log" | sed "${icount:+s/ bench=\([a-z_0-9]*\)/ bench=\1_icount/}" |
 		sed "${topo:+s/ bench=\([a-z_0-9]*\)/ bench=\1_$topo/}" >> "$data"
@@ -122,6 +132,29 @@ for r in $(seq 1 "$rounds"); do
 		done
 	fi
 done
+# Where the instructions of a fault go, per kernel function: faultbench on
+# one tier, once per kernel and hierarchy, under the insnprof plugin.
+if want faultprof; then
+	plugin=$TOPTIER_ROOT/build/insnprof.so
+	gcc -O2 -Wall -shared -fPIC -o "$plugin" "$TOPTIER_ROOT/bench/insnprof/insnprof.c" ||
+		die "cannot build the insnprof plugin"
+	icount=$icount_shift topo=1tier prof=$plugin
+	for cg in v1 v2; do
+		args=""
+		[[ $cg == v2 ]] && args="toptier.fault_cg=v2"
+		boot baseline "$cg" 1 bin/faultbench "$args"; base_dir=$BOOT_DIR
+		boot toptier "$cg" 1 bin/faultbench "$args"; new_dir=$BOOT_DIR
+		{
+			echo "### faultbench on 1tier, cgroup $cg, per function"
+			echo
+			"$TOPTIER_ROOT/bench/insnprof/attribute.py" \
+				"${bl%/arch/*}/System.map" "$base_dir/insnprof.txt" \
+				"${tt%/arch/*}/System.map" "$new_dir/insnprof.txt"
+		} > "$out/faultprof-$cg.md" || die "attribute.py failed; see $out/faultprof-$cg.md"
+	done
+	icount= topo= prof=
+fi
+
 # Within one boot: these compare the kernel with move_pages(2) in the same
 # VM, or with the limit itself, so they need no baseline boot.
 if want enforce; then

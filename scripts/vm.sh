@@ -29,6 +29,8 @@
 #                           instruction, so guest-measured time counts
 #                           instructions and repeats from boot to boot
 #                           (bench/run.sh, benchmark faulticount)
+#   TOPTIER_QEMU_ARGS=...   more QEMU options, split at spaces (bench/run.sh
+#                           loads a TCG plugin this way, benchmark faultprof)
 source "$(dirname "$0")/lib.sh"
 
 topo=2tier mode=run tests= outdir= timeout=600 extra= disk_kbps= host_requests=
@@ -225,6 +227,8 @@ accel_args() {
 
 qemu=(qemu-system-x86_64 -nodefaults -no-reboot $(accel_args) $(topology_args "$topo")
       -kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+# shellcheck disable=SC2206 # the options are words
+[[ -z ${TOPTIER_QEMU_ARGS:-} ]] || qemu+=($TOPTIER_QEMU_ARGS)
 
 if [[ -n $disk_kbps ]]; then
 	[[ $disk_kbps =~ ^[1-9][0-9]*$ ]] || die "-d takes kB/s, not '$disk_kbps'"
