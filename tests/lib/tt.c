@@ -275,6 +275,7 @@ uint64_t touch_pages(const void *buf, size_t len)
 
 /* ---- NUMA ----------------------------------------------------------------- */
 #define MPOL_DEFAULT	0
+#define MPOL_PREFERRED	1
 #define MPOL_BIND	2
 #define MPOL_MF_MOVE	(1 << 1)
 
@@ -294,6 +295,13 @@ int bind_to_node(int node)
 	unsigned long mask = 1UL << node;
 
 	return tt_set_mempolicy(MPOL_BIND, &mask, sizeof(mask) * 8);
+}
+
+int prefer_node(int node)
+{
+	unsigned long mask = 1UL << node;
+
+	return tt_set_mempolicy(MPOL_PREFERRED, &mask, sizeof(mask) * 8);
 }
 
 int unbind(void)

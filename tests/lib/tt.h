@@ -101,6 +101,8 @@ int tt_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
 	     unsigned long maxnode, unsigned int flags);
 /* Bind the calling task's future allocations to one node (MPOL_BIND). */
 int bind_to_node(int node);
+/* Prefer one node for future allocations, falling back to others (MPOL_PREFERRED). */
+int prefer_node(int node);
 int unbind(void);
 /* Bind a range to a node with mbind; existing pages are moved there. */
 int place_on_node(void *buf, size_t len, int node);

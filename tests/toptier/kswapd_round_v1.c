@@ -125,6 +125,13 @@ static int run_a(void *arg)
 	p = mmap(NULL, sh->a_size, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (p == MAP_FAILED)
 		return 2;
+	/*
+	 * Locked chunks only prefer node0: bound there, with node0 full of
+	 * locked pages, a chunk could OOM-kill A (it did, in one run of a
+	 * few on MGLRU) and end the case before its window.
+	 */
+	if (!sh->a_movable && prefer_node(0))
+		return 4;
 	sh->a_ready = 1;
 	while (!sh->a_stop) {
 		char *c = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, flags, -1, 0);
