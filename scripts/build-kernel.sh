@@ -55,15 +55,26 @@ make_config() {
 	(cd "$cfgdir" && "$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" \
 		"$cfgdir/.config" "${fragments[@]}" >/dev/null)
 	kmake -s O="$cfgdir" olddefconfig >/dev/null
+	# What each option should end as: a later fragment overrides an
+	# earlier one, as merge_config.sh does (debug.config turns off the
+	# networking toptier.config turns on).
+	local -A want=()
+	local -a order=()
 	for f in "${fragments[@]}"; do
 		while IFS= read -r line; do
-			case $line in
-			CONFIG_*=n) sym=${line%%=*}
-				grep -q "^$sym=" "$cfgdir/.config" && missing+=("$line") ;;
-			CONFIG_*)   grep -qxF "$line" "$cfgdir/.config" ||
-					! defined "${line%%=*}" || missing+=("$line") ;;
-			esac
+			[[ $line == CONFIG_* ]] || continue
+			sym=${line%%=*}
+			[[ -n ${want[$sym]:-} ]] || order+=("$sym")
+			want[$sym]=$line
 		done < "$f"
+	done
+	for sym in "${order[@]}"; do
+		line=${want[$sym]}
+		case $line in
+		CONFIG_*=n) grep -q "^$sym=" "$cfgdir/.config" && missing+=("$line") ;;
+		*)          grep -qxF "$line" "$cfgdir/.config" ||
+				! defined "$sym" || missing+=("$line") ;;
+		esac
 	done
 	((${#missing[@]} == 0)) || warn "options not in the final config: ${missing[*]}"
 	if ! cmp -s "$cfgdir/.config" "$out/.config"; then
