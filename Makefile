@@ -9,7 +9,7 @@ S := scripts
 T ?=
 TOPO ?=
 
-.PHONY: tierstat help deps tree kernel kernel-debug kernel-baseline tests check test stress peer selftests demo shell bench export checkpatch clean
+.PHONY: tierstat help deps tree kernel kernel-debug kernel-baseline tests check test stress peer selftests demo shell bench bisect-check export checkpatch clean
 
 # make stress: DURATION seconds per boot (v2, then v1), SEED to repeat a run.
 DURATION ?= 300
@@ -31,6 +31,7 @@ help:
 	@echo "  export           write the work tree's commits back into patches/"
 	@echo "  tierstat         build tools/tierstat/tierstat (see tierstat.1)"
 	@echo "  checkpatch       scripts/checkpatch.pl over every patch of the series"
+	@echo "  bisect-check     build the kernel at every patch and boot each once (long)"
 	@echo "Big files live in \$$TOPTIER_CACHE (default ~/.cache/toptier)."
 
 deps:
@@ -88,6 +89,9 @@ shell: deps
 
 bench: deps
 	@bench/run.sh
+
+bisect-check: deps
+	@$(S)/bisect-check.sh
 
 export:
 	@$(S)/export-series.sh
