@@ -22,7 +22,10 @@ trap 'rm -rf "$tmp"' EXIT
 git format-patch -q --no-numbered --zero-commit --no-signature --no-thread \
 	--full-index -o "$tmp" pristine..toptier
 
-rm -f "$TOPTIER_ROOT"/patches/[0-9][0-9][0-9][0-9]-*.patch
+# The cover letter, patches/0000-cover-letter.patch, is written by hand.
+for f in "$TOPTIER_ROOT"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+	[[ $(basename "$f") == 0000-* ]] || rm -f "$f"
+done
 {
 	echo "# toptier patch series, applied in order onto patches/BASE"
 	for f in "$tmp"/*.patch; do
