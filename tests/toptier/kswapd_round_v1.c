@@ -371,9 +371,13 @@ static enum tt_result round_body(bool mglru, bool lower_full)
 		/*
 		 * node1 down to NODE1_SLACK above its high watermark, with
 		 * memory no one can move (there is no swap): A's first
-		 * demotions take the rest.
+		 * demotions take the rest.  About 2 GB at first-touch speed:
+		 * 120 s is plenty on the normal kernel; the debug kernel
+		 * beside a kernel build once ran out of it (a cold make
+		 * check, 2026-12-07).
 		 */
-		pid_filler = node_filler_start(NULL, 1, TT_WMARK_HIGH, -NODE1_SLACK, 120);
+		pid_filler = node_filler_start(NULL, 1, TT_WMARK_HIGH, -NODE1_SLACK,
+					       tt_debug_kernel() ? 600 : 120);
 		TT_EXPECT(pid_filler > 0, "cannot fill node1");
 		node_free_wmark(1, TT_WMARK_HIGH, &f1, &high1);
 		tt_diag("node1 filled: %lld MB free, high watermark %lld MB", MBS(f1), MBS(high1));
