@@ -21,8 +21,8 @@ git -C "$KSRC_REPO" rev-parse -q --verify "$ref^{commit}" >/dev/null ||
 	die "no branch '$ref' in $KSRC_REPO: run make tree first"
 
 # Programs to build, as <subdir>/<program>, from the job list's command
-# column (the fourth field).
-mapfile -t progs < <(awk '!/^#/ && NF >= 4 { print $4 }' "$jobs_file" | sort -u)
+# column (the fifth field).
+mapfile -t progs < <(awk '!/^#/ && NF >= 5 { print $5 }' "$jobs_file" | sort -u)
 ((${#progs[@]})) || die "no programs in $jobs_file"
 
 # What the build reads: the UAPI headers (include, arch/x86 and the kbuild

@@ -100,7 +100,7 @@ selected() {
 
 total_start=$(date +%s)
 # fd 3 keeps the job list away from the tests' stdin.
-while read -r name tmo demotion cmd args <&3; do
+while read -r name tmo demotion _guest cmd args <&3; do
 	case $name in ''|\#*) continue ;; esac
 	selected "$name" || continue
 	echo "# toptier-guest: begin $name"

@@ -7,6 +7,7 @@
 #
 #   run-peer.sh [-K patched-bzImage] [-B baseline-bzImage] [-t TOPOLOGY]
 #               [-j job,job] [-o DIR] [-r RETRIES] [-s baseline|patched|report]
+#               [-g 1|2]
 #
 # Without -K/-B the kernels are built (scripts/build-kernel.sh).  -j runs
 # only some jobs (a name from tests/peer/jobs, or its part before ':').
@@ -24,6 +25,12 @@
 # it ran first and its environment differs, the report stage boots it
 # again with the baseline's.  Without -s every stage runs in turn.
 #
+# -g splits a baseline or patched stage over two guests: it boots only the
+# jobs of that guest (the job list's guest column), into <kernel>-g1/ or
+# -g2/, and the report stage joins the halves into <kernel>/.  make check
+# runs the four guests as jobs of its queue, so that each kernel's halves
+# can run side by side.
+#
 # Exits non-zero iff a case passes on the baseline and does not pass (fails,
 # skips or is missing) on the patched kernel.  A case that passes on neither
 # is listed but does not fail the run: the guest configuration lacks things
@@ -33,8 +40,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$TOPTIER_ROOT/scripts/peer-parse.sh"
 
-kernel= base_kernel= topo=2tier only= pdir= retries=2 stage=all
-while getopts "K:B:t:j:o:r:s:" opt; do
+kernel= base_kernel= topo=2tier only= pdir= retries=2 stage=all group=
+while getopts "K:B:t:j:o:r:s:g:" opt; do
 	case $opt in
 	K) kernel=$OPTARG ;;
 	B) base_kernel=$OPTARG ;;
@@ -43,7 +50,8 @@ while getopts "K:B:t:j:o:r:s:" opt; do
 	o) pdir=$OPTARG ;;
 	r) retries=$OPTARG ;;
 	s) stage=$OPTARG ;;
-	*) die "usage: $0 [-K patched-bzImage] [-B baseline-bzImage] [-t topology] [-j jobs] [-o dir] [-r retries] [-s stage]" ;;
+	g) group=$OPTARG ;;
+	*) die "usage: $0 [-K patched-bzImage] [-B baseline-bzImage] [-t topology] [-j jobs] [-o dir] [-r retries] [-s stage] [-g 1|2]" ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -52,6 +60,12 @@ case $stage in
 all) ;;
 baseline|patched|report) [[ -n $pdir ]] || die "-s $stage needs -o DIR" ;;
 *) die "no stage '$stage' (baseline, patched or report)" ;;
+esac
+case $group in
+'') ;;
+1|2) [[ $stage == baseline || $stage == patched ]] ||
+	die "-g needs -s baseline or -s patched" ;;
+*) die "no guest '$group' (1 or 2)" ;;
 esac
 want() { [[ $stage == all || $stage == "$1" ]]; }
 
@@ -66,8 +80,9 @@ fi
 
 jobs_file=$TOPTIER_ROOT/tests/peer/jobs
 # The selected jobs, in the order of the job list: name and timeout.
-mapfile -t jobs < <(awk -v only="${only//,/ }" '
-	!/^#/ && NF >= 4 {
+mapfile -t jobs < <(awk -v only="${only//,/ }" -v group="$group" '
+	!/^#/ && NF >= 5 {
+		if (group != "" && $4 != group) next
 		if (only != "") {
 			n = split(only, o, " "); hit = 0
 			for (i = 1; i <= n; i++) {
@@ -78,7 +93,7 @@ mapfile -t jobs < <(awk -v only="${only//,/ }" '
 		}
 		print $1 "\t" $2
 	}' "$jobs_file")
-((${#jobs[@]})) || die "no job in $jobs_file matches '$only'"
+((${#jobs[@]})) || die "no job in $jobs_file matches '$only'${group:+ in guest $group}"
 
 # The peer initramfs holds the selftests and their runner only: mkinitramfs
 # copies the staging directory to /tests.  Made once per results directory
@@ -139,13 +154,19 @@ boot() {
 	msg "booting the $label kernel ($k), $# jobs, timeout ${tmo}s"
 	boot_collect "$dir" "$tmo" -t "$topo" -m peer -a "$args" "$k" "$initrd" || true
 	grep -q '^# peer-env:' "$dir/tap.log" ||
-		{ [[ $label != baseline ]] || die "the $label guest ran no job; see $dir/console.log"; }
+		{ [[ $label != baseline* ]] || die "the $label guest ran no job; see $dir/console.log"; }
 	cases "$dir"
 	msg "$label: $(wc -l < "$dir/cases.tsv") cases in $((SECONDS - start)) s"
 }
 
+# env_of <kernel>: the environment its guest reported, or either half's.
 env_of() {
-	[[ ! -f $pdir/$1/tap.log ]] || sed -n 's/^# peer-env: //p' "$pdir/$1/tap.log" | head -1
+	local d
+	for d in "$pdir/$1" "$pdir/$1-g1" "$pdir/$1-g2"; do
+		[[ -f $d/tap.log ]] && grep -q '^# peer-env: ' "$d/tap.log" || continue
+		sed -n 's/^# peer-env: //p' "$d/tap.log" | head -1
+		return
+	done
 }
 env_val() { env_of "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
@@ -155,6 +176,7 @@ order=$(printf '%s\n' "${jobs[@]}" | cut -f1)
 common="brd.rd_size=262144"
 mapfile -t names < <(printf '%s\n' "${jobs[@]}" | cut -f1)
 base_args="$common toptier.peer_swap=1 toptier.peer_blockfs=1"
+blabel=baseline${group:+-g$group} plabel=patched${group:+-g$group}
 
 # The baseline guest's results depend only on what it boots: the baseline
 # kernel, the initramfs contents, the jobs, the topology and QEMU.  They are
@@ -173,18 +195,18 @@ if want baseline; then
 	} | sha256sum | cut -c1-16)
 	base_cache=$TOPTIER_CACHE/peer-baseline/$base_key
 	if [[ -z ${TOPTIER_PEER_FRESH:-} && -f $base_cache/cases.tsv ]]; then
-		mkdir -p "$pdir/baseline"
-		cp -a "$base_cache"/. "$pdir/baseline/"
-		msg "baseline: $(wc -l < "$pdir/baseline/cases.tsv") cases reused from $base_cache" \
+		mkdir -p "$pdir/$blabel"
+		cp -a "$base_cache"/. "$pdir/$blabel/"
+		msg "$blabel: $(wc -l < "$pdir/$blabel/cases.tsv") cases reused from $base_cache" \
 		    "(run of $(date -u -r "$base_cache/cases.tsv" '+%Y-%m-%d %H:%M UTC'); TOPTIER_PEER_FRESH=1 reruns it)"
 	else
-		boot baseline "$base_kernel" "$base_args" "${names[@]}"
+		boot "$blabel" "$base_kernel" "$base_args" "${names[@]}"
 		# Only a run that finished is worth keeping.
-		if ! grep -q '^# guest killed' "$pdir/baseline/tap.log" &&
-		   grep -q '^# peer: all jobs took' "$pdir/baseline/tap.log"; then
+		if ! grep -q '^# guest killed' "$pdir/$blabel/tap.log" &&
+		   grep -q '^# peer: all jobs took' "$pdir/$blabel/tap.log"; then
 			rm -rf "$base_cache"
 			mkdir -p "$base_cache"
-			cp -a "$pdir/baseline"/. "$base_cache/"
+			cp -a "$pdir/$blabel"/. "$base_cache/"
 		fi
 	fi
 fi
@@ -198,12 +220,32 @@ penv_args() {
 }
 if want patched; then
 	if [[ -n $(env_of baseline) ]]; then
-		boot patched "$kernel" "$(penv_args)" "${names[@]}"
+		boot "$plabel" "$kernel" "$(penv_args)" "${names[@]}"
 	else
-		boot patched "$kernel" "$base_args" "${names[@]}"
+		boot "$plabel" "$kernel" "$base_args" "${names[@]}"
 	fi
 fi
 want report || exit 0
+
+# join_halves <kernel>: a kernel's two halves (-g 1 and -g 2) as one guest's
+# results: logs and cases one after the other, the times summed.
+join_halves() {
+	local k=$1 g secs=0 f
+	[[ ! -d $pdir/$k ]] || return 0
+	[[ -d $pdir/$k-g1 || -d $pdir/$k-g2 ]] || return 0
+	mkdir -p "$pdir/$k"
+	for g in 1 2; do
+		[[ -d $pdir/$k-g$g ]] || { warn "no results of the $k kernel's guest $g"; continue; }
+		for f in console.log tap.log qemu.log cases.tsv; do
+			[[ ! -f $pdir/$k-g$g/$f ]] || cat "$pdir/$k-g$g/$f" >> "$pdir/$k/$f"
+		done
+		[[ ! -s $pdir/$k-g$g/wall-seconds ]] || secs=$((secs + $(cat "$pdir/$k-g$g/wall-seconds")))
+	done
+	touch "$pdir/$k/cases.tsv"
+	echo "$secs" > "$pdir/$k/wall-seconds"
+}
+join_halves baseline
+join_halves patched
 [[ -n $(env_of baseline) ]] || die "the baseline guest left no environment line; see $pdir/baseline"
 penv_args=$(penv_args)
 if [[ $(env_of patched) != "$(env_of baseline)" ]]; then
@@ -242,7 +284,10 @@ nskip=$(count "skipped on both")
 nneither=$(count "passes on neither")
 nbetter=$(count "better on patched")
 
-guest_time() { sed -n 's/^# peer: all jobs took \([0-9]*\)s$/\1/p' "$pdir/$1/tap.log"; }
+guest_time() {	# summed over the guests of a split stage
+	sed -n 's/^# peer: all jobs took \([0-9]*\)s$/\1/p' "$pdir/$1/tap.log" |
+		awk '{ s += $1 } END { print s + 0 }'
+}
 kernel_of() { sed -n 's/^# toptier-guest: kernel //p' "$pdir/$1/tap.log" | head -1; }
 {
 	echo "# Peer suite: upstream selftests, baseline vs patched"
@@ -257,8 +302,8 @@ kernel_of() { sed -n 's/^# toptier-guest: kernel //p' "$pdir/$1/tap.log" | head 
 	echo "|---|---|---|"
 	echo "| kernel | $(kernel_of baseline) | $(kernel_of patched) |"
 	echo "| guest environment | $benv | $penv |"
-	echo "| jobs' time in the guest | $(guest_time baseline)s | $(guest_time patched)s |"
-	echo "| boot to power-off (host) | $(cat "$pdir/baseline/wall-seconds")s | $(cat "$pdir/patched/wall-seconds")s |"
+	echo "| jobs' time in the guests | $(guest_time baseline)s | $(guest_time patched)s |"
+	echo "| boot to power-off (host, summed over the guests) | $(cat "$pdir/baseline/wall-seconds")s | $(cat "$pdir/patched/wall-seconds")s |"
 	echo
 	echo "$ncases cases: $nreg regressions, $nflaky flaky on patched, $nbetter better on patched," \
 		"$nboth fail on both, $nskip skipped on both, $nneither pass on neither (mixed)."

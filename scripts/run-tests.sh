@@ -22,12 +22,13 @@
 # the build takes the rest.  -p then builds the baseline kernel the same
 # way, for the peer suite.  Build output goes to
 # <results>/background-builds.log.  -P runs the peer suite too
-# (scripts/run-peer.sh; logs in <results>/peer-<stage>.log): its baseline
-# guest (on the kernel -p builds) and its patched guest are two more jobs,
-# and its report runs when every job is done.
+# (scripts/run-peer.sh; logs in <results>/peer-<stage>.log): two
+# baseline guests (on the kernel -p builds) and two patched guests, each
+# with half of the jobs (run-peer.sh -g), are four more jobs, and its
+# report runs when every job is done.
 #
 # Every guest to boot is a job in one queue: the first pass's tests, the
-# debug pass's, and the peer suite's two guests.  -j 2 runs two workers,
+# debug pass's, and the peer suite's four guests.  -j 2 runs two workers,
 # one guest each (a TCG guest keeps about one core busy), that take jobs
 # until none is left, so neither waits while the other has work.  The
 # first worker prefers the first pass, then the debug pass, then the peer
@@ -201,7 +202,11 @@ queue=$rdir/.jobs taken=$rdir/.taken
 			done
 		done | sort -s -t $'\t' -k4,4nr
 	done
-	[[ -z $peer ]] || printf 'peer-%s\tpeer suite\t2tier\t0\tno\n' patched baseline
+	# Each kernel's peer jobs in two guests (run-peer.sh -g), so that on a
+	# cold machine the baseline's, the last jobs to become ready, run side
+	# by side instead of one guest alone at the end.
+	[[ -z $peer ]] ||
+		printf 'peer-%s\tpeer suite\t2tier\t0\tno\n' patched-1 patched-2 baseline-1 baseline-2
 } > "$queue"
 
 # kernel_state <pass>: the state of the kernel a pass boots:
@@ -211,7 +216,7 @@ kernel_state() {
 	case $1 in
 	debug) [[ -n $debug_build ]] || { echo ready; return; }
 	       f=$rdir/debug-kernel.path ;;
-	peer-baseline) [[ -n $prebuild_baseline ]] || { echo ready; return; }
+	peer-baseline-*) [[ -n $prebuild_baseline ]] || { echo ready; return; }
 	      f=$rdir/baseline-kernel.path ;;
 	*) echo ready; return ;;	# the first pass's kernel, built already
 	esac
@@ -284,29 +289,33 @@ claim() {
 	exec {lock}>&-
 }
 
-# run_peer <baseline|patched|report>: a stage of the peer suite; its
-# output goes to peer-<stage>.log.  The two guests are jobs of the queue,
-# the report (with any retries) runs once both are done.
+# run_peer <baseline-N|patched-N|report>: a stage of the peer suite, N
+# the guest of the kernel's two (run-peer.sh -g); its output goes to
+# peer-<stage>.log.  The four guests are jobs of the queue, the report
+# (with any retries) runs once they are done.
 run_peer() {
 	local log=$rdir/peer-$1.log start=$SECONDS rc=0 args=() verdict=PASS line
+	local stage=${1%-[12]} label
 	case $1 in
-	baseline) [[ -z $prebuild_baseline ]] ||
+	baseline-*) [[ -z $prebuild_baseline ]] ||
 			args=(-B "$(cat "$rdir/baseline-kernel.path")") ;;
 	*) args=(-K "$kernel") ;;
 	esac
+	label=$stage
+	[[ $1 == "$stage" ]] || { args+=(-g "${1##*-}"); label=$stage-g${1##*-}; }
 	guest_slot_take no
 	msg "running the peer suite's $1 stage (log: $log)"
-	"$TOPTIER_ROOT/scripts/run-peer.sh" -s "$1" "${args[@]}" -o "$rdir/peer" \
+	"$TOPTIER_ROOT/scripts/run-peer.sh" -s "$stage" "${args[@]}" -o "$rdir/peer" \
 		> "$log" 2>&1 || rc=$?
 	guest_slot_give
 	if [[ $1 == report ]]; then
 		ln -sfn "$run_id" "$TOPTIER_RESULTS/latest-peer"
 		line=$(sed -n 's/^peer: //p' "$log" | tail -1)
 	else
-		line=$(sed -n "s/^>>> $1: //p" "$log" | tail -1)
+		line=$(sed -n "s/^>>> $label: //p" "$log" | tail -1)
 	fi
 	((rc == 0)) || { verdict=FAIL; failed=$((failed + 1)); }
-	printf '%-4s %-40s %s\n' "$verdict" "peer suite, $1 [2tier] $((SECONDS - start))s" \
+	printf '%-4s %-40s %s\n' "$verdict" "peer suite, ${1/-/ } [2tier] $((SECONDS - start))s" \
 		"${line:-no result}" | tee -a "$summary"
 	[[ $verdict == PASS ]] || { tail -15 "$log" | sed 's/^/       /'
 		echo "       logs: $log, $rdir/peer"; } | tee -a "$summary"
@@ -346,7 +355,7 @@ worker() {
 workers=(first)
 if ((lanes == 2)); then
 	workers+=(second)
-	worker first first debug peer-patched peer-baseline &
+	worker first first debug peer-patched-1 peer-patched-2 peer-baseline-1 peer-baseline-2 &
 	first=$!
 	(
 		# The second core is the debug kernel's build's until it is done.
@@ -354,13 +363,13 @@ if ((lanes == 2)); then
 			msg "the second worker waits for the debug kernel's build"
 			while [[ $(kernel_state debug) == building ]]; do sleep 2; done
 		fi
-		worker second peer-baseline peer-patched debug first
+		worker second peer-baseline-1 peer-baseline-2 peer-patched-2 peer-patched-1 debug first
 	) &
 	second=$!
 	wait "$first" || true
 	wait "$second" || true
 else
-	worker first first debug peer-patched peer-baseline
+	worker first first debug peer-patched-1 peer-patched-2 peer-baseline-1 peer-baseline-2
 fi
 # The peer suite's report, on what its two guests left.
 if [[ -n $peer ]]; then
