@@ -13,6 +13,12 @@ KSRC_REPO=$TOPTIER_CACHE/linux            # git repo, branch "toptier" = series
 KSRC_BASE=$TOPTIER_CACHE/linux-baseline   # worktree at the pristine base
 KBUILD_DIR=$TOPTIER_CACHE/build
 export CCACHE_DIR=${CCACHE_DIR:-$TOPTIER_CACHE/ccache}
+# A cache miss in ccache's default mode runs the preprocessor as well as the
+# compiler and compresses the result: a kernel's mm/ and kernel/ built with
+# an empty cache took 91-93 s against 70 s without ccache.  Depend mode takes
+# the headers from the compiler's -MD output instead, and uncompressed
+# results cost disk, not time: 65-72 s (docs/benchmarks.md, section 6).
+export CCACHE_DEPEND=${CCACHE_DEPEND:-1} CCACHE_NOCOMPRESS=${CCACHE_NOCOMPRESS:-1}
 
 BASE_FILE=$TOPTIER_ROOT/patches/BASE
 SERIES_FILE=$TOPTIER_ROOT/patches/series
