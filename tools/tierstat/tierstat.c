@@ -33,6 +33,7 @@
 #define UNLIMITED	(UINT64_MAX - 1)	/* limit "max" / v1 -1 */
 #define V1_UNLIMITED	9223372036854771712ULL
 
+#define TIERSTAT_VERSION	"0.3"
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 
@@ -64,7 +65,8 @@ struct opts {
 	const char *sysfs, *procfs, *cgroupfs;
 	double delay;
 	long count;
-	bool bytes, json, headers, colour;
+	bool bytes, json, prom, headers, colour;
+	const char *output;	/* -o: the file each snapshot replaces */
 	int sort;
 	char **cgroups;
 	int ncgroups;
@@ -106,6 +108,7 @@ struct cg {
 	int ntl;
 	uint64_t ctr[NCTR];
 	double rate[NCTR];	/* NAN when no previous sample */
+	uint64_t *node_bytes;	/* memory.numa_stat per node, MAX_NODES; NULL if unknown */
 };
 
 struct vmkey {
@@ -588,19 +591,24 @@ static void find_cgroup_root(void)
 }
 
 /* top-tier and lower-tier bytes of a cgroup from memory.numa_stat */
-static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t *lp)
+static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t *lp,
+		       uint64_t **nodes)
 {
 	static const char *const v1_keys[] = { "hierarchical_total", "total" };
 	static const char *const v2_lru[] = { "inactive_anon", "active_anon",
 		"inactive_file", "active_file", "unevictable" };
 	static const char *const v2_fallback[] = { "anon", "file" };
 	char *s = read_path("%s/memory.numa_stat", dir);
-	uint64_t t = 0, l = 0;
+	uint64_t t = 0, l = 0, *per = xmalloc(MAX_NODES * sizeof(*per));
 	bool bad = false, found = false;
 
 	*tp = *lp = NA;
-	if (!s)
+	*nodes = NULL;
+	memset(per, 0, MAX_NODES * sizeof(*per));
+	if (!s) {
+		free(per);
 		return;
+	}
 	for (int pass = 0; pass < 2 && !found; pass++) {
 		const char *p = s;
 
@@ -649,6 +657,7 @@ static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t 
 						t += v * mult;
 					else
 						l += v * mult;
+					per[node] += v * mult;
 					q = e;
 				}
 			}
@@ -659,6 +668,9 @@ static void numa_usage(const char *dir, const bool *top, uint64_t *tp, uint64_t 
 	if (found && !bad) {
 		*tp = t;
 		*lp = l;
+		*nodes = per;
+	} else {
+		free(per);
 	}
 }
 
@@ -776,7 +788,7 @@ static void read_cgroup(struct cg *c, const bool *top)
 	char *stat = read_path("%s/memory.stat", dir);
 	uint64_t nt, nl;
 
-	numa_usage(dir, top, &nt, &nl);
+	numa_usage(dir, top, &nt, &nl, &c->node_bytes);
 	c->lower = nl;
 	c->low = c->high = c->max = c->soft = NA;
 	if (cg_version == 1) {
@@ -1038,6 +1050,7 @@ static void release(struct snap *sn)
 	for (int i = 0; i < sn->ncgs; i++) {
 		free(sn->cgs[i].path);
 		free(sn->cgs[i].tl);
+		free(sn->cgs[i].node_bytes);
 	}
 	free(sn->tiers);
 	free(sn->nodes);
@@ -1317,6 +1330,16 @@ static void print_json(const struct snap *sn, double interval)
 		printf(",\"toptier_source\":%s,\"lower_bytes\":",
 		       c->top == NA ? "null" : c->top_kernel ? "\"kernel\"" : "\"numa_stat\"");
 		json_u64(c->lower);
+		printf(",\"node_bytes\":");
+		if (!c->node_bytes) {
+			fputs("null", stdout);
+		} else {
+			putchar('{');
+			for (int j = 0; j < sn->nnodes; j++)
+				printf("%s\"%d\":%llu", j ? "," : "", sn->nodes[j].id,
+				       (unsigned long long)c->node_bytes[sn->nodes[j].id]);
+			putchar('}');
+		}
 		printf(",\"limits\":{\"low\":");
 		json_u64(c->low);
 		printf(",\"high\":");
@@ -1359,6 +1382,170 @@ static void print_json(const struct snap *sn, double interval)
 	printf("]}\n");
 }
 
+/* ---- Prometheus text exposition format ---- */
+
+/* A label value: backslash, double quote and newline escaped. */
+static void prom_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void prom_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP tierstat_%s %s\n# TYPE tierstat_%s %s\n", name, help, name, type);
+}
+
+/* One sample; NA leaves it out, UNLIMITED is +Inf.  labels: "k=v" pairs
+ * already formatted, or NULL; cgroup: a cgroup path label first, or NULL. */
+static void prom_sample(FILE *f, const char *name, const char *cgroup, const char *labels,
+			uint64_t v)
+{
+	if (v == NA)
+		return;
+	fprintf(f, "tierstat_%s", name);
+	if (cgroup || labels) {
+		fputc('{', f);
+		if (cgroup) {
+			fputs("cgroup=\"", f);
+			prom_label(f, cgroup);
+			fputc('"', f);
+		}
+		if (labels)
+			fprintf(f, "%s%s", cgroup ? "," : "", labels);
+		fputc('}', f);
+	}
+	if (v == UNLIMITED)
+		fputs(" +Inf\n", f);
+	else
+		fprintf(f, " %llu\n", (unsigned long long)v);
+}
+
+static const char *cg_label(const struct cg *c)
+{
+	return *c->path ? c->path : "/";
+}
+
+static void print_prom(FILE *f, const struct snap *sn)
+{
+	char l[128];
+
+	prom_family(f, "tier_total_bytes", "gauge", "Memory of the nodes of a memory tier.");
+	for (int i = 0; i < sn->ntiers; i++) {
+		snprintf(l, sizeof(l), "tier=\"%d\"", sn->tiers[i].id);
+		prom_sample(f, "tier_total_bytes", NULL, l, sn->tiers[i].total);
+	}
+	prom_family(f, "tier_free_bytes", "gauge", "Free memory of the nodes of a memory tier.");
+	for (int i = 0; i < sn->ntiers; i++) {
+		snprintf(l, sizeof(l), "tier=\"%d\"", sn->tiers[i].id);
+		prom_sample(f, "tier_free_bytes", NULL, l, sn->tiers[i].free);
+	}
+	prom_family(f, "node_total_bytes", "gauge", "Memory of a NUMA node.");
+	for (int i = 0; i < sn->nnodes; i++) {
+		const struct node *nd = &sn->nodes[i];
+
+		snprintf(l, sizeof(l), "node=\"%d\",tier=\"%d\"", nd->id, nd->tier);
+		prom_sample(f, "node_total_bytes", NULL, l, nd->total);
+	}
+	prom_family(f, "node_free_bytes", "gauge", "Free memory of a NUMA node.");
+	for (int i = 0; i < sn->nnodes; i++) {
+		const struct node *nd = &sn->nodes[i];
+
+		snprintf(l, sizeof(l), "node=\"%d\",tier=\"%d\"", nd->id, nd->tier);
+		prom_sample(f, "node_free_bytes", NULL, l, nd->free);
+	}
+	prom_family(f, "node_toptier", "gauge", "1 if the node is in the top tier.");
+	for (int i = 0; i < sn->nnodes; i++) {
+		snprintf(l, sizeof(l), "node=\"%d\"", sn->nodes[i].id);
+		prom_sample(f, "node_toptier", NULL, l, sn->nodes[i].top);
+	}
+	prom_family(f, "vmstat_total", "counter", "A /proc/vmstat counter of demotion, promotion, NUMA balancing or migration.");
+	for (int i = 0; i < sn->nvm; i++) {
+		snprintf(l, sizeof(l), "counter=\"%s\"", sn->vm[i].name);
+		prom_sample(f, "vmstat_total", NULL, l, sn->vm[i].val);
+	}
+
+	prom_family(f, "cgroup_usage_bytes", "gauge", "memory.current (v2) or memory.usage_in_bytes (v1).");
+	for (int i = 0; i < sn->ncgs; i++)
+		prom_sample(f, "cgroup_usage_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].usage);
+	prom_family(f, "cgroup_toptier_bytes", "gauge", "The cgroup's memory on the top tier.");
+	for (int i = 0; i < sn->ncgs; i++)
+		prom_sample(f, "cgroup_toptier_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].top);
+	prom_family(f, "cgroup_lower_bytes", "gauge", "The cgroup's memory on the lower tiers (memory.numa_stat).");
+	for (int i = 0; i < sn->ncgs; i++)
+		prom_sample(f, "cgroup_lower_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].lower);
+	prom_family(f, "cgroup_node_bytes", "gauge", "The cgroup's memory on a NUMA node (memory.numa_stat).");
+	for (int i = 0; i < sn->ncgs; i++)
+		for (int j = 0; sn->cgs[i].node_bytes && j < sn->nnodes; j++) {
+			snprintf(l, sizeof(l), "node=\"%d\"", sn->nodes[j].id);
+			prom_sample(f, "cgroup_node_bytes", cg_label(&sn->cgs[i]), l,
+				    sn->cgs[i].node_bytes[sn->nodes[j].id]);
+		}
+	prom_family(f, "cgroup_toptier_soft_limit_bytes", "gauge", "cgroup v1 memory.toptier_soft_limit_in_bytes.");
+	for (int i = 0; i < sn->ncgs; i++)
+		prom_sample(f, "cgroup_toptier_soft_limit_bytes", cg_label(&sn->cgs[i]), NULL,
+			    sn->cgs[i].soft);
+	for (int fi = 0; fi < NTF; fi++) {
+		char name[64], help[160];
+
+		snprintf(name, sizeof(name), "cgroup_tiers_%s_bytes", tf_names[fi]);
+		snprintf(help, sizeof(help), "memory.tiers.%s: the line of a tier, cumulative over it and every faster tier.",
+			 tf_names[fi]);
+		prom_family(f, name, "gauge", help);
+		for (int i = 0; i < sn->ncgs; i++)
+			for (int t = 0; t < sn->cgs[i].ntl; t++) {
+				snprintf(l, sizeof(l), "tier=\"%d\"", sn->cgs[i].tl[t].tier);
+				prom_sample(f, name, cg_label(&sn->cgs[i]), l, sn->cgs[i].tl[t].val[fi]);
+			}
+	}
+	prom_family(f, "cgroup_tiers_events_total", "counter", "memory.tiers.events of a tier's line.");
+	for (int i = 0; i < sn->ncgs; i++)
+		for (int t = 0; t < sn->cgs[i].ntl; t++)
+			for (size_t k = 0; k < NTEV; k++) {
+				snprintf(l, sizeof(l), "tier=\"%d\",event=\"%s\"",
+					 sn->cgs[i].tl[t].tier, tev_names[k]);
+				prom_sample(f, "cgroup_tiers_events_total", cg_label(&sn->cgs[i]), l,
+					    sn->cgs[i].tl[t].ev[k]);
+			}
+	prom_family(f, "cgroup_memory_stat_total", "counter", "A demotion or promotion counter of memory.stat, in pages.");
+	for (int i = 0; i < sn->ncgs; i++)
+		for (size_t k = 0; k < NCTR; k++) {
+			snprintf(l, sizeof(l), "counter=\"%s\"", ctr_names[k]);
+			prom_sample(f, "cgroup_memory_stat_total", cg_label(&sn->cgs[i]), l,
+				    sn->cgs[i].ctr[k]);
+		}
+}
+
+/*
+ * -o FILE: the snapshot goes to FILE.<pid>.tmp in the same directory,
+ * then rename(2) replaces FILE, so that a reader (node_exporter's textfile
+ * collector) never sees half a file.
+ */
+static void write_atomically(const struct snap *sn)
+{
+	char *tmp = xasprintf("%s.%ld.tmp", o.output, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+
+	if (!f)
+		die(EXIT_RUNTIME, "cannot create %s: %s", tmp, strerror(errno));
+	print_prom(f, sn);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)) || fclose(f)) {
+		unlink(tmp);
+		die(EXIT_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
+	}
+	if (rename(tmp, o.output)) {
+		unlink(tmp);
+		die(EXIT_RUNTIME, "cannot replace %s: %s", o.output, strerror(errno));
+	}
+	free(tmp);
+}
+
 /* ---- main ---- */
 
 static void usage(FILE *f)
@@ -1377,6 +1564,11 @@ static void usage(FILE *f)
 "                          usage, demote or promote (numbers: largest first)\n"
 "  -b, --bytes             exact byte counts instead of K/M/G units\n"
 "  -j, --json              one JSON object per snapshot (see tierstat(1))\n"
+"  -p, --prometheus        Prometheus text exposition format (metric names\n"
+"                          in tierstat(1)), for node_exporter's textfile\n"
+"                          collector\n"
+"  -o, --output FILE       with -p: write each snapshot to FILE, replacing it\n"
+"                          atomically (FILE.<pid>.tmp, then rename)\n"
 "  -H, --headers           print headers even when stdout is not a terminal\n"
 "      --sysfs DIR         sysfs root (default /sys, env TIERSTAT_SYSFS)\n"
 "      --procfs DIR        procfs root (default /proc, env TIERSTAT_PROCFS)\n"
@@ -1385,6 +1577,7 @@ static void usage(FILE *f)
 "                          SYSFS/fs/cgroup/memory (v1), else\n"
 "                          SYSFS/fs/cgroup/unified)\n"
 "  -h, --help              show this help\n"
+"  -V, --version           show the version\n"
 "\n"
 "\"-\" marks a value the kernel does not provide.  Exit status: 0 on\n"
 "success, 1 when sysfs, procfs, cgroupfs or a cgroup is missing, 2 on bad\n"
@@ -1412,6 +1605,9 @@ static void parse_args(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "headers", no_argument, NULL, 'H' },
 		{ "sysfs", required_argument, NULL, OPT_SYSFS },
 		{ "procfs", required_argument, NULL, OPT_PROCFS },
@@ -1425,7 +1621,7 @@ static void parse_args(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:n:s:bjHh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:n:s:bjpo:HhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			errno = 0;
@@ -1456,6 +1652,17 @@ static void parse_args(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
+		case 'p':
+			o.prom = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				bad_usage("empty output file name");
+			o.output = optarg;
+			break;
+		case 'V':
+			printf("tierstat %s\n", TIERSTAT_VERSION);
+			exit(0);
 		case 'H':
 			force_headers = true;
 			break;
@@ -1482,6 +1689,10 @@ static void parse_args(int argc, char **argv)
 	}
 	o.cgroups = argv + optind;
 	o.ncgroups = argc - optind;
+	if (o.json && o.prom)
+		bad_usage("--json and --prometheus exclude each other");
+	if (o.output && !o.prom)
+		bad_usage("--output needs --prometheus");
 	if (o.count > 0 && o.delay == 0)
 		o.delay = 1;
 	if (!o.sysfs)
@@ -1503,7 +1714,11 @@ int main(int argc, char **argv)
 	find_cgroup_root();
 	for (;;) {
 		take(&cur, have_prev ? &prev : NULL);
-		if (o.json)
+		if (o.output)
+			write_atomically(&cur);
+		else if (o.prom)
+			print_prom(stdout, &cur);
+		else if (o.json)
 			print_json(&cur, have_prev ? secs(&prev.mono, &cur.mono) : NAN);
 		else
 			print_human(&cur, o.delay > 0);
@@ -1514,7 +1729,7 @@ int main(int argc, char **argv)
 		have_prev = true;
 		if (o.delay <= 0 || (o.count > 0 && ++n >= o.count))
 			break;
-		if (!o.json)
+		if (!o.json && !o.output)
 			putchar('\n');
 		struct timespec ts = { (time_t)o.delay,
 				       (long)((o.delay - (time_t)o.delay) * 1e9) };

@@ -160,6 +160,44 @@ ok "detection: v2 at fs/cgroup first" det 2 /fs/cgroup
 rm -rf "$T/det/sys/fs/cgroup/unified" "$T/det/sys/fs/cgroup/cgroup.controllers"
 ok "detection: nothing mounted -> exit 1 with message" fails 1 'no cgroup filesystem found' "$BIN" --sysfs "$T/det/sys" --procfs "$T/det/proc"
 
+# --- Prometheus text format, read back by a real parser (Debian's
+# python3-prometheus-client: /usr/bin/python3, whatever python3 is first in
+# PATH); prom FIXTURE 'expression on m' [ARGS...]: m maps
+# (name, frozenset of label pairs) to the value of every sample.
+prom() {
+	f=$1
+	e=$2
+	shift 2
+	ts "$f" --prometheus "$@" || { cat "$T/err"; return 1; }
+	/usr/bin/python3 -c '
+import math, sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+m = {(s.name, frozenset(s.labels.items())): s.value for f in fams for s in f.samples}
+types = {f.name: f.type for f in fams}
+def v(name, **labels):
+    return m.get((name, frozenset(labels.items())))
+r = eval(sys.argv[2])
+if r is not True:
+    print("false:", sys.argv[2]); print(open(sys.argv[1]).read()[:3000]); sys.exit(1)
+' "$T/out" "$e"
+}
+ok "prometheus: v2 values and types" prom v2 'v("tierstat_cgroup_toptier_bytes", cgroup="x") == 6291456 and v("tierstat_cgroup_lower_bytes", cgroup="x") == 1048576 and v("tierstat_cgroup_tiers_max_bytes", cgroup="x", tier="4") == 268435456 and v("tierstat_cgroup_tiers_high_bytes", cgroup="x", tier="4") == math.inf and v("tierstat_cgroup_tiers_events_total", cgroup="x", tier="4", event="max") == 5 and v("tierstat_cgroup_memory_stat_total", cgroup="x", counter="pgdemote_tierlimit") == 7 and types["tierstat_cgroup_tiers_events"] == "counter" and types["tierstat_cgroup_node_bytes"] == "gauge" and v("tierstat_cgroup_usage_bytes", cgroup="/") is None'
+ok "prometheus: per-node bytes of each cgroup" prom v2 'v("tierstat_cgroup_node_bytes", cgroup="x", node="0") == 6291456 and v("tierstat_cgroup_node_bytes", cgroup="x", node="1") == 1048576 and v("tierstat_node_toptier", node="0") == 1 and v("tierstat_node_total_bytes", node="1", tier="22") == 2147483648'
+ok "prometheus: three tiers, a line each" prom v3 'v("tierstat_cgroup_tiers_current_bytes", cgroup="a", tier="4") == 6291456 and v("tierstat_cgroup_tiers_current_bytes", cgroup="a", tier="22") == 8388608 and v("tierstat_cgroup_tiers_max_bytes", cgroup="a", tier="22") == math.inf'
+ok "prometheus: v1 soft limit and usage" prom v1 'v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="a") == 1048576 and v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="a/b") == math.inf and v("tierstat_cgroup_toptier_bytes", cgroup="a") == 819200 and v("tierstat_vmstat_total", counter="pgpromote_success") == 400'
+ok "prometheus: a cgroup name with a quote and a backslash survives" prom weird 'v("tierstat_cgroup_usage_bytes", cgroup="we\"ird \\name") == 4194304'
+ok "prometheus -o: the file is replaced whole, no temporary left" sh -c '
+	"$0" --sysfs "$1/v2/sys" --procfs "$1/v2/proc" --cgroupfs "$1/v2/cg" -p -o "$1/m.prom" \
+		> "$1/o.out" && [ ! -s "$1/o.out" ] &&
+	grep -q "^tierstat_cgroup_toptier_bytes{cgroup=\"x\"} 6291456\$" "$1/m.prom" &&
+	! ls "$1" | grep -q "m\.prom\..*tmp"' "$BIN" "$T"
+ok "-o without --prometheus -> exit 2" fails 2 'needs --prometheus' ts v2 -o "$T/x.prom"
+ok "--json with --prometheus -> exit 2" fails 2 'exclude each other' ts v2 -j -p
+ok "-o into a missing directory -> exit 1" fails 1 'cannot create' ts v2 -p -o "$T/none/m.prom"
+ok "--version" sh -c '"$0" --version | grep -q "^tierstat [0-9]"' "$BIN"
+ok "json: per-node bytes" js v3 'cg["a"]["node_bytes"] == {"0": 6291456, "1": 2097152, "2": 1048576}'
+
 # --- errors
 ok "unknown cgroup -> exit 1" fails 1 "unknown cgroup 'nope'" ts v1 a nope
 ok "unknown nested cgroup -> exit 1" fails 1 "unknown cgroup 'a/b/c'" ts v1 a/b/c
