@@ -38,11 +38,16 @@
 #define EXIT_USAGE	2
 
 /* memory.stat counters shown per cgroup, in this order */
-static const char *const ctr_names[] = {
-	"pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged",
-	"pgpromote_success", "pgdemote_tierlimit", "pgpromote_tierlimit_denied",
+enum { CTR_DEMOTE_KSWAPD, CTR_DEMOTE_DIRECT, CTR_DEMOTE_KHUGEPAGED, CTR_PROMOTE,
+       CTR_TL_DEMOTE, CTR_TL_DENIED, NCTR };
+static const char *const ctr_names[NCTR] = {
+	[CTR_DEMOTE_KSWAPD] = "pgdemote_kswapd",
+	[CTR_DEMOTE_DIRECT] = "pgdemote_direct",
+	[CTR_DEMOTE_KHUGEPAGED] = "pgdemote_khugepaged",
+	[CTR_PROMOTE] = "pgpromote_success",
+	[CTR_TL_DEMOTE] = "pgdemote_tierlimit",
+	[CTR_TL_DENIED] = "pgpromote_tierlimit_denied",
 };
-#define NCTR (sizeof(ctr_names) / sizeof(ctr_names[0]))
 
 /*
  * cgroup v2 memory.tiers.* files: one "N value" line per memory tier but
@@ -961,7 +966,7 @@ static uint64_t sort_key(const struct cg *c, int f)
 				v += c->ctr[i];
 		return v;
 	case SORT_PROMOTE:
-		return c->ctr[3];
+		return c->ctr[CTR_PROMOTE];
 	}
 	return 0;
 }
@@ -1058,7 +1063,37 @@ static void release(struct snap *sn)
 	free(sn->cgs);
 }
 
+/* Total minus free, or NA when either is unknown or they disagree. */
+static uint64_t used_of(uint64_t total, uint64_t free)
+{
+	return total == NA || free == NA || free > total ? NA : total - free;
+}
+
 /* ---- human output ---- */
+
+/* A sorted node list as ranges, "0-3,8" (malloc()ed); "-" when empty. */
+static char *node_ranges(const int *nodes, int n)
+{
+	size_t cap = 16 + (size_t)n * 12, len = 0;
+	char *buf = xmalloc(cap);
+
+	buf[0] = 0;
+	for (int i = 0; i < n;) {
+		int j = i;
+
+		while (j + 1 < n && nodes[j + 1] == nodes[j] + 1)
+			j++;
+		if (j > i)
+			len += snprintf(buf + len, cap - len, "%s%d-%d", len ? "," : "",
+					nodes[i], nodes[j]);
+		else
+			len += snprintf(buf + len, cap - len, "%s%d", len ? "," : "", nodes[i]);
+		i = j + 1;
+	}
+	if (!len)
+		strcpy(buf, "-");
+	return buf;
+}
 
 static const char *fmt_bytes(uint64_t v, char *buf, size_t n)
 {
@@ -1135,26 +1170,38 @@ static double sum3r(const double *r)
 static void print_human(const struct snap *sn, bool rates)
 {
 	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
-	int w = 6;
+	/* byte columns: "1023.9M" in units, up to 20 digits with -b */
+	int w = 6, bw = o.bytes ? 20 : 10, tw = 13, nw = 5;
+	char **nodes = xmalloc((sn->ntiers + 1) * sizeof(*nodes));
 
-	header("%-14s %-12s %10s %10s %10s", "TIER", "NODES", "TOTAL", "USED", "FREE");
+	/* Name columns as wide as their longest entry: memory_tier<id> and
+	 * node lists of any length (ranges, "0-3,8"), never cut. */
+	for (int i = 0; i < sn->ntiers; i++) {
+		int l = snprintf(a, sizeof(a), "memory_tier%d", sn->tiers[i].id);
+
+		nodes[i] = node_ranges(sn->tiers[i].nodes, sn->tiers[i].nnodes);
+		if (l > tw)
+			tw = l;
+		if ((int)strlen(nodes[i]) > nw)
+			nw = strlen(nodes[i]);
+	}
+	header("%-*s %-*s %*s %*s %*s", tw, "TIER", nw, "NODES", bw, "TOTAL", bw, "USED",
+	       bw, "FREE");
 	for (int i = 0; i < sn->ntiers; i++) {
 		const struct tier *t = &sn->tiers[i];
-		char nodes[64] = "", name[32];
-		size_t len = 0;
+		char name[32];
 
-		for (int j = 0; j < t->nnodes && len < sizeof(nodes) - 12; j++)
-			len += snprintf(nodes + len, sizeof(nodes) - len, "%s%d",
-					j ? "," : "", t->nodes[j]);
 		snprintf(name, sizeof(name), "memory_tier%d", t->id);
-		printf("%-14s %-12s %10s %10s %10s\n", name, *nodes ? nodes : "-",
-		       fmt_bytes(t->total, a, 32),
-		       fmt_bytes(t->total == NA || t->free == NA ? NA : t->total - t->free, b, 32),
-		       fmt_bytes(t->free, c, 32));
+		printf("%-*s %-*s %*s %*s %*s\n", tw, name, nw, nodes[i],
+		       bw, fmt_bytes(t->total, a, 32),
+		       bw, fmt_bytes(used_of(t->total, t->free), b, 32),
+		       bw, fmt_bytes(t->free, c, 32));
+		free(nodes[i]);
 	}
+	free(nodes);
 	putchar('\n');
-	header("%-14s %-12s %10s %10s %10s %s", "NODE", "TIER", "TOTAL", "USED", "FREE",
-	       "TOPTIER");
+	header("%-*s %-*s %*s %*s %*s %s", tw, "NODE", tw, "TIER", bw, "TOTAL", bw, "USED",
+	       bw, "FREE", "TOPTIER");
 	for (int i = 0; i < sn->nnodes; i++) {
 		const struct node *nd = &sn->nodes[i];
 		char name[32], tier[32];
@@ -1164,11 +1211,10 @@ static void print_human(const struct snap *sn, bool rates)
 			snprintf(tier, sizeof(tier), "memory_tier%d", nd->tier);
 		else
 			strcpy(tier, "-");
-		printf("%-14s %-12s %10s %10s %10s %s\n", name, tier,
-		       fmt_bytes(nd->total, a, 32),
-		       fmt_bytes(nd->total == NA || nd->free == NA || nd->free > nd->total ?
-				 NA : nd->total - nd->free, b, 32),
-		       fmt_bytes(nd->free, c, 32), nd->top ? "yes" : "no");
+		printf("%-*s %-*s %*s %*s %*s %s\n", tw, name, tw, tier,
+		       bw, fmt_bytes(nd->total, a, 32),
+		       bw, fmt_bytes(used_of(nd->total, nd->free), b, 32),
+		       bw, fmt_bytes(nd->free, c, 32), nd->top ? "yes" : "no");
 	}
 	putchar('\n');
 
@@ -1179,13 +1225,13 @@ static void print_human(const struct snap *sn, bool rates)
 			w = l;
 	}
 	if (cg_version == 1)
-		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s%s", w, "CGROUP",
-		       "USAGE", "TOPTIER", "LOWER", "SOFTLIMIT", "DEMOTE", "PROMOTE",
-		       "TLDEMOTE", "TLDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
+		header("%-*s %*s %*s %*s %*s %10s %10s %10s %10s%s", w, "CGROUP",
+		       bw, "USAGE", bw, "TOPTIER", bw, "LOWER", bw, "SOFTLIMIT", "DEMOTE",
+		       "PROMOTE", "TLDEMOTE", "TLDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	else
-		header("%-*s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s%s", w,
-		       "CGROUP", "USAGE", "TOPTIER", "LOWER", "LOW", "HIGH", "MAX",
-		       "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
+		header("%-*s %*s %*s %*s %*s %*s %*s %10s %10s %10s %10s%s", w,
+		       "CGROUP", bw, "USAGE", bw, "TOPTIER", bw, "LOWER", bw, "LOW", bw, "HIGH",
+		       bw, "MAX", "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
 		       rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	for (int i = 0; i < sn->ncgs; i++) {
 		const struct cg *cg = &sn->cgs[i];
@@ -1194,19 +1240,20 @@ static void print_human(const struct snap *sn, bool rates)
 
 		sum3(cg->ctr, &ds);
 		path = *cg->path ? xasprintf("/%s", cg->path) : strdup("/");
-		printf("%-*s %10s %10s %10s", w, path, fmt_bytes(cg->usage, a, 32),
-		       fmt_bytes(cg->top, b, 32), fmt_bytes(cg->lower, c, 32));
+		printf("%-*s %*s %*s %*s", w, path, bw, fmt_bytes(cg->usage, a, 32),
+		       bw, fmt_bytes(cg->top, b, 32), bw, fmt_bytes(cg->lower, c, 32));
 		if (cg_version == 1)
-			printf(" %10s", fmt_bytes(cg->soft, d, 32));
+			printf(" %*s", bw, fmt_bytes(cg->soft, d, 32));
 		else
-			printf(" %10s %10s %10s", fmt_bytes(cg->low, l1, 32),
-			       fmt_bytes(cg->high, l2, 32), fmt_bytes(cg->max, l3, 32));
+			printf(" %*s %*s %*s", bw, fmt_bytes(cg->low, l1, 32),
+			       bw, fmt_bytes(cg->high, l2, 32), bw, fmt_bytes(cg->max, l3, 32));
 		printf(" %10s %10s %10s %10s", fmt_count(ds, dem, 32),
-		       fmt_count(cg->ctr[3], e, 32), fmt_count(cg->ctr[4], f, 32),
-		       fmt_count(cg->ctr[5], g, 32));
+		       fmt_count(cg->ctr[CTR_PROMOTE], e, 32),
+		       fmt_count(cg->ctr[CTR_TL_DEMOTE], f, 32),
+		       fmt_count(cg->ctr[CTR_TL_DENIED], g, 32));
 		if (rates)
 			printf(" %10s %10s", fmt_rate(sum3r(cg->rate), h, 32),
-			       fmt_rate(cg->rate[3], a, 32));
+			       fmt_rate(cg->rate[CTR_PROMOTE], a, 32));
 		putchar('\n');
 		free(path);
 	}
@@ -1278,8 +1325,7 @@ static void print_json(const struct snap *sn, double interval)
 		printf("],\"toptier\":%s,\"total_bytes\":", top ? "true" : "false");
 		json_u64(t->total);
 		printf(",\"used_bytes\":");
-		json_u64(t->total == NA || t->free == NA || t->free > t->total ?
-			 NA : t->total - t->free);
+		json_u64(used_of(t->total, t->free));
 		printf(",\"free_bytes\":");
 		json_u64(t->free);
 		putchar('}');
@@ -1296,8 +1342,7 @@ static void print_json(const struct snap *sn, double interval)
 		printf(",\"toptier\":%s,\"total_bytes\":", nd->top ? "true" : "false");
 		json_u64(nd->total);
 		printf(",\"used_bytes\":");
-		json_u64(nd->total == NA || nd->free == NA || nd->free > nd->total ?
-			 NA : nd->total - nd->free);
+		json_u64(used_of(nd->total, nd->free));
 		printf(",\"free_bytes\":");
 		json_u64(nd->free);
 		putchar('}');
@@ -1682,6 +1727,16 @@ static void parse_args(int argc, char **argv)
 			bad_usage("option '%s' needs an argument", argv[optind - 1]);
 			break;
 		default:
+			/* A long option given an argument it does not take also
+			 * ends here, with optopt set to its short name. */
+			if (!strncmp(argv[optind - 1], "--", 2)) {
+				const char *eq = strchr(argv[optind - 1], '=');
+
+				if (optopt && eq)
+					bad_usage("option '%.*s' takes no argument",
+						  (int)(eq - argv[optind - 1]), argv[optind - 1]);
+				bad_usage("unknown option '%s'", argv[optind - 1]);
+			}
 			if (optopt)
 				bad_usage("unknown option '-%c'", optopt);
 			bad_usage("unknown option '%s'", argv[optind - 1]);
@@ -1700,7 +1755,9 @@ static void parse_args(int argc, char **argv)
 	if (!o.procfs)
 		o.procfs = (env = getenv("TIERSTAT_PROCFS")) && *env ? env : "/proc";
 	o.headers = isatty(STDOUT_FILENO) || force_headers;
-	o.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	/* No escape codes where they would print as text. */
+	o.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+		   !((env = getenv("TERM")) && !strcmp(env, "dumb"));
 }
 
 int main(int argc, char **argv)

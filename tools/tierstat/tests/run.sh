@@ -198,6 +198,25 @@ ok "-o into a missing directory -> exit 1" fails 1 'cannot create' ts v2 -p -o "
 ok "--version" sh -c '"$0" --version | grep -q "^tierstat [0-9]"' "$BIN"
 ok "json: per-node bytes" js v3 'cg["a"]["node_bytes"] == {"0": 6291456, "1": 2097152, "2": 1048576}'
 
+# --- 64 nodes, huge values, terminals
+mkdir "$T/wide" && cp -r "$T/v2/sys" "$T/v2/proc" "$T/v2/cg" "$T/wide/"
+for n in $(seq 2 63); do
+	mkdir -p "$T/wide/sys/devices/system/node/node$n"
+	printf 'Node %d MemTotal:  1099511627776 kB\nNode %d MemFree: 1099511627776 kB\n' "$n" "$n" \
+		> "$T/wide/sys/devices/system/node/node$n/meminfo"
+done
+echo 1-63 > "$T/wide/sys/devices/virtual/memory_tiering/memory_tier22/nodelist"
+ok "64 nodes: the node list as a range, not cut" sh -c "'$BIN' --sysfs '$T/wide/sys' --procfs '$T/wide/proc' --cgroupfs '$T/wide/cg' | grep -q '^memory_tier22  *1-63  '"
+ok "64 nodes: json has every node of the tier" js wide 'd["tiers"][1]["nodes"] == list(range(1, 64)) and len(d["nodes"]) == 64'
+ok "-b: 1 PiB nodes keep their columns apart" sh -c "'$BIN' -b --sysfs '$T/wide/sys' --procfs '$T/wide/proc' --cgroupfs '$T/wide/cg' | grep -q '^node63  *memory_tier22  *1125899906842624  *0  *1125899906842624 no\$'"
+if command -v script > /dev/null; then
+	ok "a terminal gets bold headers" sh -c "TERM=xterm script -qec \"'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg'\" /dev/null | grep -q \"\$(printf '\\033')\""
+	ok "TERM=dumb gets no escape codes" sh -c "! TERM=dumb script -qec \"'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg'\" /dev/null | grep -q \"\$(printf '\\033')\""
+else
+	ok "script(1) for the terminal tests (bsdutils)" false
+fi
+ok "--json=1 names the option" fails 2 "option '--json' takes no argument" ts v2 --json=1
+
 # --- errors
 ok "unknown cgroup -> exit 1" fails 1 "unknown cgroup 'nope'" ts v1 a nope
 ok "unknown nested cgroup -> exit 1" fails 1 "unknown cgroup 'a/b/c'" ts v1 a/b/c
