@@ -9,11 +9,17 @@
 #   BENCH_ROUNDS=N        repetitions (default 5)
 #   BENCH_ONLY="a b"      run only these of: fault faulticount
 #                         faulticount1 faultprof enforce hardcap protect
-#                         pingpong workbench (faulticount1: faulticount on
+#                         pingpong hotset victim threetier workbench
+#                         (faulticount1: faulticount on
 #                         the 1tier topology, one memory tier; faultprof:
 #                         one boot of each kernel on 1tier, v1 and v2, with
 #                         the insnprof plugin, for instructions per fault
-#                         per kernel function)
+#                         per kernel function; victim: the late victim of
+#                         Hahn's RFC, 3:1 DRAM to CXL, four set-ups;
+#                         hotset: a region turning hot in a cgroup at its
+#                         top-tier budget, patched, stock and DAMON;
+#                         threetier: hot, warm and cold sets with limits
+#                         at both boundaries of 3tier, patched only)
 #   BENCH_SKIP="a b"      leave these out (workbench takes two make checks,
 #                         about an hour, cold and warm)
 #   BENCH_ICOUNT_SHIFT=N  faulticount's guest clock: 2^N ns per guest
@@ -27,7 +33,7 @@ source "$(dirname "$0")/../scripts/lib.sh"
 
 rounds=${BENCH_ROUNDS:-5}
 icount_shift=${BENCH_ICOUNT_SHIFT:-0}
-all="fault faulticount faulticount1 faultprof enforce hardcap protect pingpong workbench"
+all="fault faulticount faulticount1 faultprof enforce hardcap protect pingpong hotset victim threetier workbench"
 only=${BENCH_ONLY:-$all}
 skip=" ${BENCH_SKIP:-} "
 for b in $only; do
@@ -66,7 +72,7 @@ nboot=0
 # set, QEMU loads the insnprof plugin, which writes the boot's profile to
 # <boot dir>/insnprof.txt, and the BENCH lines are not filed: the plugin
 # leaves the guest's instruction count as it is, but one boot is no median.
-icount= topo= prof=
+icount= topo= prof= node0_mb= node1_mb= vmtopo=
 boot() {
 	local k=$1 config=$2 round=$3 prog=$4 args=$5 img=$bl dir
 	[[ $k == toptier ]] && img=$tt
@@ -74,9 +80,9 @@ boot() {
 	dir=$out/boots/$(printf %03d $nboot)-$k-${prog##*/}-$config-$round${icount:+-icount}${topo:+-$topo}${prof:+-prof}
 	BOOT_DIR=$dir
 	msg "boot $nboot: $prog on $k ($config), round $round${icount:+, icount}${topo:+, $topo}${prof:+, insnprof}"
-	TOPTIER_ICOUNT=$icount \
+	TOPTIER_ICOUNT=$icount TOPTIER_NODE0_MB=$node0_mb TOPTIER_NODE1_MB=$node1_mb \
 	TOPTIER_QEMU_ARGS=${prof:+-plugin $prof,out=$dir/insnprof.txt} \
-		boot_collect "$dir" 900 -T "$prog" -t "${topo:-2tier}" \
+		boot_collect "$dir" 900 -T "$prog" -t "${vmtopo:-${topo:-2tier}}" \
 		-a "$args" "$img" "$initrd" || die "the guest failed; see $dir"
 	if grep -q '^BENCH-ERROR' "$dir/tap.log" || ! grep -q 'end .* rc=0' "$dir/tap.log"; then
 		grep '^BENCH-ERROR' "$dir/tap.log" >&2 || true
@@ -123,6 +129,34 @@ for r in $(seq 1 "$rounds"); do
 			k=baseline; [[ $c == patched ]] && k=toptier
 			boot "$k" "$c" "$r" bin/tierbench "toptier.bench=protect toptier.bench_config=$c"
 		done
+	fi
+	if want hotset; then
+		cfgs=(patched stock damon)
+		for i in 0 1 2; do
+			c=${cfgs[$(((i + r) % 3))]}
+			k=baseline; [[ $c == patched ]] && k=toptier
+			boot "$k" "$c" "$r" bin/tierbench "toptier.bench=hotset toptier.bench_config=$c"
+		done
+	fi
+	if want threetier; then
+		# Limits at both boundaries exist only on the patched kernel.
+		vmtopo=3tier
+		boot toptier patched "$r" bin/tierbench "toptier.bench=threetier"
+		vmtopo=
+	fi
+	if want victim; then
+		# Hahn's 750 GB DRAM + 250 GB CXL, scaled: node0 1536 MB, node1
+		# 512 MB.  Stock and stock + DAMON on the baseline kernel,
+		# memory.tiers.low and memory.min + memory_tiers_auto on ours;
+		# the order rotates from round to round.
+		cfgs=(stock low damon auto)
+		node0_mb=1536 node1_mb=512
+		for i in 0 1 2 3; do
+			c=${cfgs[$(((i + r) % 4))]}
+			k=baseline; [[ $c == low || $c == auto ]] && k=toptier
+			boot "$k" "$c" "$r" bin/tierbench "toptier.bench=victim toptier.bench_config=$c"
+		done
+		node0_mb= node1_mb=
 	fi
 	if want pingpong; then
 		order="stock patched"; ((r % 2)) || order="patched stock"

@@ -13,7 +13,17 @@
  *                              a greedy neighbour allocates
  *   toptier.bench=pingpong     promotions and demotions per minute of a
  *                              capped cgroup whose hot set exceeds its cap
+ *   toptier.bench=hotset       a cgroup at its top-tier budget with cold
+ *                              data; a region on node1 turns hot: its share
+ *                              on the top tier over time
+ *   toptier.bench=threetier    hot, warm and cold sets of one cgroup with
+ *                              limits at both boundaries of three tiers
+ *   toptier.bench=victim       four cgroups reading their working sets at
+ *                              random, three started first, the victim
+ *                              later: each one's top-tier bytes over time
  *   toptier.bench_config=patched|stock|damon   (protect, pingpong)
+ *                        low|auto|stock|damon  (victim)
+ *                        patched|stock|damon   (hotset)
  *   toptier.bench_reps=N                       (enforce, hardcap)
  *
  * Output, one line each, for bench/report.py:
@@ -35,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -126,8 +137,10 @@ static long long fd_read_tier(int fd, int key)
 	return LLONG_MIN;
 }
 
-/* Pages of [addr, addr + len) in task pid on each node (move_pages status). */
-static int pages_of(pid_t pid, const char *addr, size_t len, long counts[TT_MAX_NODES])
+/* Pages of [addr, addr + len) in task pid on each node (move_pages status);
+ * each page's node (or -errno) in nodes[], if not NULL. */
+static int pages_nodes(pid_t pid, const char *addr, size_t len, long counts[TT_MAX_NODES],
+		       int *nodes)
 {
 	enum { BATCH = 1024 };
 	void *pages[BATCH];
@@ -142,11 +155,19 @@ static int pages_of(pid_t pid, const char *addr, size_t len, long counts[TT_MAX_
 			pages[j] = (void *)(addr + (i + j) * page_size);
 		if (syscall(SYS_move_pages, pid, k, pages, NULL, status, 0))
 			return -errno;
-		for (size_t j = 0; j < k; j++)
+		for (size_t j = 0; j < k; j++) {
 			if (status[j] >= 0 && status[j] < TT_MAX_NODES)
 				counts[status[j]]++;
+			if (nodes)
+				nodes[i + j] = status[j];
+		}
 	}
 	return 0;
+}
+
+static int pages_of(pid_t pid, const char *addr, size_t len, long counts[TT_MAX_NODES])
+{
+	return pages_nodes(pid, addr, len, counts, NULL);
 }
 
 /* ---- children sharing a small control block with the parent -------------- */
@@ -156,6 +177,7 @@ struct ctl {
 	char *volatile addr;
 	volatile size_t len;
 	volatile long long allocated;	/* bytes so far (greedy) */
+	volatile long long ops;		/* reads so far (victim) */
 };
 
 static struct ctl *ctl_new(void)
@@ -620,21 +642,22 @@ static void node_range(int node, unsigned long long *start, unsigned long long *
 /*
  * What a user of stock 6.12 would set up to keep one cgroup's hot memory
  * on the top tier: a kdamond on node0's physical range demoting cold
- * memory of every other cgroup (migrate_cold to node1, a memcg filter that
- * excludes the protected cgroup), and one on node1's range promoting the
- * protected cgroup's hot memory (migrate_hot to node0, a filter that
- * excludes every other cgroup).  DAMON's default intervals: 5 ms sampling,
- * 100 ms aggregation.
+ * memory (migrate_cold to node1), and one on node1's range promoting hot
+ * memory (migrate_hot to node0), each with a memcg filter.  6.12's filters
+ * exclude what they match: with cold_others the demotion skips the cgroup
+ * (it takes every other cgroup's cold memory), without it the demotion
+ * takes only the cgroup's; the promotion always takes only the cgroup's.
+ * DAMON's default intervals: 5 ms sampling, 100 ms aggregation.
  */
-static void damon_setup(const char *memcg_path)
+static void damon_setup(const char *memcg_path, bool cold_others)
 {
-	static const struct {
+	const struct {
 		const char *action;
 		int target_nid;
 		const char *acc_min, *acc_max, *age_min;
 		const char *matching;	/* 6.12 filters exclude what matches this */
 	} kd[2] = {
-		{ "migrate_cold", 1, "0", "0", "10", "Y" },
+		{ "migrate_cold", 1, "0", "0", "10", cold_others ? "Y" : "N" },
 		{ "migrate_hot", 0, "1", "20", "0", "N" },
 	};
 	char rel[256], val[64];
@@ -677,7 +700,7 @@ static void damon_setup(const char *memcg_path)
 	}
 }
 
-static void damon_report(void)
+static void damon_report(const char *bench)
 {
 	for (int k = 0; k < 2; k++) {
 		char rel[128], path[256];
@@ -686,7 +709,7 @@ static void damon_report(void)
 		damon_write(rel, "update_schemes_stats");
 		snprintf(path, sizeof(path), "%s/%d/contexts/0/schemes/0/stats/sz_applied",
 			 DAMON_ADMIN, k);
-		printf("BENCH bench=protect_damon kdamond=%d sz_applied_mb=%.1f\n", k,
+		printf("BENCH bench=%s_damon kdamond=%d sz_applied_mb=%.1f\n", bench, k,
 		       MB_OF(read_ll(path)));
 	}
 }
@@ -771,7 +794,7 @@ static int bench_protect(const char *config)
 	}
 	hot = start_hot(prot, &ha);
 	if (!strcmp(config, "damon"))
-		damon_setup("/prot");
+		damon_setup("/prot", true);
 	d0 = vmstat_prefix("pgdemote_");
 	p0 = vmstat("pgpromote_success");
 	start = now_s();
@@ -804,36 +827,46 @@ static int bench_protect(const char *config)
 	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size),
 	       MB_OF((vmstat("pgpromote_success") - p0) * page_size));
 	if (!strcmp(config, "damon"))
-		damon_report();
+		damon_report("protect");
 	stop(g);
 	stop(hot);
 	return 0;
 }
 
 /* ---- ping-pong ---------------------------------------------------------------- */
-#define PP_HOT		(192 * MB)
 #define PP_CAP		(64 * MB)
+#define PP_HOT		(2 * PP_CAP)
 #define PP_ROOM		(96 * MB)	/* node0 room above its low watermark */
 #define PP_RUN_S	60.0
 #define PP_STEADY_S	20.0	/* the steady-state window starts here */
 
 /*
- * Every page of the hot set starts on node1 and the rest of node0 is
- * mlocked, so a demotion in this set-up is a hot page going back down
- * after a promotion: a round trip.  The run counts them from the moment
- * NUMA balancing is switched on, because stock 6.12 churns most in the
- * first seconds, and again from PP_STEADY_S on, for the steady state.
+ * Every page of the hot set, twice the cap, starts on node1 and the rest
+ * of node0 is mlocked, so a demotion in this set-up is a hot page going
+ * back down after a promotion.  The run counts them from the moment NUMA
+ * balancing is switched on, because stock 6.12 churns most in the first
+ * seconds, and again from PP_STEADY_S on, for the steady state.  Every
+ * second it also reads where each page of the hot set is: a page that
+ * comes back to a node it left less than a minute before is a round trip
+ * (a lower bound: a page that goes and comes back between two samples is
+ * not seen).
  */
 static int bench_pingpong(const char *config)
 {
 	const char *root = cg2_root();
 	struct hot_arg ha = { .ctl = ctl_new(), .len = PP_HOT, .place_node = 1, .touch = true };
-	long long free, low, tt, p0, d0, ps = 0, ds = 0, p, d;
+	long long free0, low, tt, p0, d0, ps = 0, ds = 0, p, d;
 	bool steady = false;
 	double start, mins = PP_RUN_S / 60, steady_mins = (PP_RUN_S - PP_STEADY_S) / 60;
+	size_t npages = PP_HOT / page_size;
+	int *node = calloc(npages, sizeof(int)), *prev = calloc(npages, sizeof(int));
+	double *left_at = calloc(npages, sizeof(double));
+	long long trips = 0, up = 0, down = 0, hot0 = 0;
 	pid_t filler, hot;
 	char *cg;
 
+	if (!node || !prev || !left_at)
+		fail("out of memory");
 	if (!root)
 		fail("no cgroup v2");
 	must_write(DEMOTION, "1");
@@ -848,7 +881,7 @@ static int bench_pingpong(const char *config)
 	}
 	/* The same tight top tier on both kernels: room for less than the
 	 * hot set, more than the cap. */
-	node0_state(&free, &low, &tt);
+	node0_state(&free0, &low, &tt);
 	filler = start_filler(low + PP_ROOM);
 	hot = start_hot(cg, &ha);	/* placed on node1 */
 	p0 = vmstat("pgpromote_success");
@@ -863,23 +896,390 @@ static int bench_pingpong(const char *config)
 			ps = vmstat("pgpromote_success");
 			ds = vmstat_prefix("pgdemote_");
 		}
-		pages_of(hot, ha.ctl->addr, PP_HOT, counts);
-		printf("SERIES bench=pingpong config=%s t=%.2f node0_mb=%.1f promoted_mb=%.1f demoted_mb=%.1f\n",
+		if (pages_nodes(hot, ha.ctl->addr, PP_HOT, counts, node))
+			fail("cannot query the hot set's placement");
+		for (size_t i = 0; i < npages; i++) {
+			if (t > 0 && node[i] >= 0 && prev[i] >= 0 && node[i] != prev[i]) {
+				if (node[i] < prev[i])
+					up++;
+				else
+					down++;
+				/* Back where it was less than a minute ago. */
+				if (left_at[i] > 0 && t - left_at[i] <= 60)
+					trips++;
+				left_at[i] = t;
+			}
+			prev[i] = node[i];
+		}
+		hot0 = counts[0];
+		printf("SERIES bench=pingpong config=%s t=%.2f node0_mb=%.1f promoted_mb=%.1f demoted_mb=%.1f roundtrip_pages=%lld\n",
 		       config, t, MB_OF(counts[0] * page_size),
 		       MB_OF((vmstat("pgpromote_success") - p0) * page_size),
-		       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size));
+		       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size), trips);
 		sleep(1);	/* the sampling period */
 	}
 	p = vmstat("pgpromote_success");
 	d = vmstat_prefix("pgdemote_");
-	printf("BENCH bench=pingpong config=%s hot_mb=%lu cap_mb=%lu run_s=%.0f steady_from_s=%.0f promoted_mb_per_min=%.1f demoted_mb_per_min=%.1f roundtrip_mb_per_min=%.1f steady_promoted_mb_per_min=%.1f steady_demoted_mb_per_min=%.1f\n",
+	printf("BENCH bench=pingpong config=%s hot_mb=%lu cap_mb=%lu run_s=%.0f steady_from_s=%.0f promoted_mb_per_min=%.1f demoted_mb_per_min=%.1f roundtrip_mb_per_min=%.1f steady_promoted_mb_per_min=%.1f steady_demoted_mb_per_min=%.1f sampled_up_mb_per_min=%.1f sampled_down_mb_per_min=%.1f sampled_roundtrip_mb_per_min=%.2f hot_on_node0_mb=%.1f\n",
 	       config, PP_HOT / MB, !strcmp(config, "patched") ? PP_CAP / MB : 0, PP_RUN_S,
 	       PP_STEADY_S,
 	       MB_OF((p - p0) * page_size) / mins, MB_OF((d - d0) * page_size) / mins,
 	       MB_OF((d - d0 < p - p0 ? d - d0 : p - p0) * page_size) / mins,
-	       MB_OF((p - ps) * page_size) / steady_mins, MB_OF((d - ds) * page_size) / steady_mins);
+	       MB_OF((p - ps) * page_size) / steady_mins, MB_OF((d - ds) * page_size) / steady_mins,
+	       MB_OF(up * page_size) / mins, MB_OF(down * page_size) / mins,
+	       MB_OF(trips * page_size) / mins, MB_OF(hot0 * page_size));
+	free(node);
+	free(prev);
+	free(left_at);
 	stop(hot);
 	stop(filler);
+	return 0;
+}
+
+/* ---- hot set in budget ------------------------------------------------------ */
+#define HB_CAP		(64 * MB)
+#define HB_HOT		(32 * MB)
+#define HB_ROOM		(8 * (long long)MB)	/* node0 free above low after the cold data */
+#define HB_RUN_S	60.0
+#define HB_GOAL_S	30.0
+
+/*
+ * A cgroup's top-tier budget (memory.tiers.max 64M on the patched kernel)
+ * is full of cold data; a 32 MB region of the same cgroup, written on
+ * node1, is then read back to back with numa_balancing=2.  The rest of
+ * node0 is mlocked on both kernels, so that the hot region gets in only if
+ * cold pages go out.  Stock has no cap: its reference is how fast its own
+ * reclaim makes room; DAMON demotes the cgroup's cold and promotes its hot
+ * memory.
+ */
+static int bench_hotset(const char *config)
+{
+	const char *root = cg2_root();
+	struct hot_arg cold = { .ctl = ctl_new(), .len = HB_CAP, .place_node = 0 };
+	struct hot_arg hot = { .ctl = ctl_new(), .len = HB_HOT, .place_node = 1, .touch = true };
+	long long free, low, tt, p0, d0;
+	double start, t90 = -1, at_goal = -1, end = 0;
+	pid_t filler, cold_pid, hot_pid;
+	char *cg;
+
+	if (!root)
+		fail("no cgroup v2");
+	must_write(DEMOTION, "1");
+	cg = cg_create(root, "budget");
+	if (!cg)
+		fail("cannot create a cgroup");
+	if (!strcmp(config, "patched")) {
+		char val[32];
+
+		snprintf(val, sizeof(val), "%d %lu", top_tier(), HB_CAP);
+		must_cg_write(cg, "memory.tiers.max", val);
+	}
+	node0_state(&free, &low, &tt);
+	filler = start_filler(low + HB_CAP + HB_ROOM);
+	cold_pid = start_hot(cg, &cold);	/* written on node0, never read again */
+	if (!strcmp(config, "damon"))
+		damon_setup("/budget", false);
+	p0 = vmstat("pgpromote_success");
+	d0 = vmstat_prefix("pgdemote_");
+	must_write(NUMA_BALANCING, "2");
+	hot_pid = start_hot(cg, &hot);		/* written on node1, then read */
+	start = now_s();
+	for (double t = 0; t <= HB_RUN_S; t = now_s() - start) {
+		long counts[TT_MAX_NODES];
+		double share;
+
+		if (pages_of(hot_pid, hot.ctl->addr, HB_HOT, counts))
+			fail("cannot query the hot region's placement");
+		share = (double)counts[0] * page_size / HB_HOT;
+		if (share >= 0.9 && t90 < 0)
+			t90 = t;
+		if (t <= HB_GOAL_S)
+			at_goal = share;
+		end = share;
+		printf("SERIES bench=hotset config=%s t=%.2f share=%.4f cg_node0_mb=%.1f\n",
+		       config, t, share, MB_OF(cg2_numa_upto_tier(cg, top_tier())));
+		sleep(1);	/* the sampling period */
+	}
+	printf("BENCH bench=hotset config=%s cap_mb=%lu hot_mb=%lu t90_s=%.1f share_at_30s=%.4f "
+	       "share_end=%.4f cg_node0_mb=%.1f promoted_mb=%.1f demoted_mb=%.1f\n",
+	       config, !strcmp(config, "patched") ? HB_CAP / MB : 0, HB_HOT / MB, t90, at_goal,
+	       end, MB_OF(cg2_numa_upto_tier(cg, top_tier())),
+	       MB_OF((vmstat("pgpromote_success") - p0) * page_size),
+	       MB_OF((vmstat_prefix("pgdemote_") - d0) * page_size));
+	if (!strcmp(config, "damon"))
+		damon_report("hotset");
+	stop(hot_pid);
+	stop(cold_pid);
+	stop(filler);
+	return 0;
+}
+
+/* ---- three tiers --------------------------------------------------------------- */
+#define T3_HOT		(48 * MB)
+#define T3_WARM		(96 * MB)
+#define T3_COLD		(192 * MB)
+#define T3_MAX0		(64 * (long long)MB)	/* the fastest tier */
+#define T3_MAX1		(192 * (long long)MB)	/* the two faster tiers */
+#define T3_RUN_S	90.0
+#define T3_TOL		(4 * (long long)MB)
+
+/*
+ * On 3tier (node0 10 ns, node1 30 ns, node2 90 ns in HMAT), one cgroup
+ * with memory.tiers.max at both boundaries: 64M for node0's tier, 192M
+ * for node0's and node1's.  It writes a cold set (never read again), then
+ * a warm set (read every 2 s), then a hot set (read back to back), so the
+ * hot set starts where the limits leave room, at the bottom; then NUMA
+ * balancing (mode 2) runs for 90 s.  Reported: each set's MB per node
+ * over time, and the largest reading of either line.
+ */
+static int bench_threetier(void)
+{
+	const char *root = cg2_root();
+	struct hot_arg set[3] = {
+		{ .ctl = ctl_new(), .len = T3_COLD, .place_node = -1 },
+		{ .ctl = ctl_new(), .len = T3_WARM, .place_node = -1, .touch = true,
+		  .period_ms = 2000 },
+		{ .ctl = ctl_new(), .len = T3_HOT, .place_node = -1, .touch = true },
+	};
+	static const char *const names[3] = { "cold", "warm", "hot" };
+	int key0 = tier_of_node(0), key1 = tier_of_node(1);
+	long long line0, line1, max0 = 0, max1 = 0;
+	long counts[3][TT_MAX_NODES];
+	pid_t pid[3];
+	double start;
+	char val[64], *cg;
+
+	if (!root)
+		fail("no cgroup v2");
+	if (key0 < 0 || key1 < 0 || key0 == key1 || tier_of_node(2) == key1)
+		fail("not three tiers (node0 %d, node1 %d, node2 %d)", key0, key1,
+		     tier_of_node(2));
+	must_write(DEMOTION, "1");
+	cg = cg_create(root, "three");
+	if (!cg)
+		fail("cannot create a cgroup");
+	snprintf(val, sizeof(val), "%d %lld\n%d %lld", key0, T3_MAX0, key1, T3_MAX1);
+	must_cg_write(cg, "memory.tiers.max", val);
+	for (int i = 0; i < 3; i++)
+		pid[i] = start_hot(cg, &set[i]);
+	must_write(NUMA_BALANCING, "2");
+	start = now_s();
+	for (double t = 0; t <= T3_RUN_S; t = now_s() - start) {
+		line0 = cg_tier_read(cg, "memory.tiers.current", key0);
+		line1 = cg_tier_read(cg, "memory.tiers.current", key1);
+		if (line0 > max0)
+			max0 = line0;
+		if (line1 > max1)
+			max1 = line1;
+		printf("SERIES bench=threetier t=%.1f line0_mb=%.1f line1_mb=%.1f", t,
+		       MB_OF(line0), MB_OF(line1));
+		for (int i = 0; i < 3; i++) {
+			if (pages_of(pid[i], set[i].ctl->addr, set[i].len, counts[i]))
+				fail("cannot query the %s set", names[i]);
+			for (int n = 0; n < 3; n++)
+				printf(" %s_n%d_mb=%.1f", names[i], n, MB_OF(counts[i][n] * page_size));
+		}
+		printf("\n");
+		sleep(1);	/* the sampling period */
+	}
+	printf("BENCH bench=threetier max0_mb=%.0f max1_mb=%.0f line0_max_mb=%.1f line1_max_mb=%.1f "
+	       "held=%d", MB_OF(T3_MAX0), MB_OF(T3_MAX1), MB_OF(max0), MB_OF(max1),
+	       max0 <= T3_MAX0 + T3_TOL && max1 <= T3_MAX1 + T3_TOL);
+	for (int i = 0; i < 3; i++)
+		for (int n = 0; n < 3; n++)
+			printf(" %s_n%d_mb=%.1f", names[i], n, MB_OF(counts[i][n] * page_size));
+	printf("\n");
+	for (int i = 0; i < 3; i++)
+		stop(pid[i]);
+	return 0;
+}
+
+/* ---- late victim ------------------------------------------------------------ */
+/*
+ * Joshua Hahn's experiment (tier-aware memcg limits RFC v2) scaled to the
+ * guest: 3:1 DRAM to CXL (run.sh boots 1536 + 512 MB), four cgroups of
+ * about 22% of all memory each, three "hogs" started first, a "victim"
+ * LV_HEAD_S later, all reading their working sets at random, NUMA
+ * balancing in mode 2.  The fair share is a quarter of what node0 had
+ * free above its high watermark before any of them started.
+ */
+#define LV_NCG		4
+#define LV_WS_PCT	22	/* each working set, % of all memory */
+#define LV_HEAD_S	20.0	/* the hogs run alone this long */
+#define LV_RUN_S	90.0	/* then the victim, this long */
+#define LV_TAIL_S	10.0	/* "at the end": the median of the last seconds */
+
+struct reader_arg {
+	struct ctl *ctl;
+	size_t len;
+};
+
+/* Fill len bytes, then read one byte of a random page of them, for ever. */
+static int reader_main(void *p)
+{
+	struct reader_arg *a = p;
+	char *buf = map_anon(a->len);
+	size_t npages = a->len / page_size;
+	uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL | 1;
+	uint64_t sum = 0;
+
+	if (!buf)
+		return 1;
+	fill_pages(buf, a->len, getpid());
+	a->ctl->addr = buf;
+	a->ctl->len = a->len;
+	a->ctl->ready = 1;
+	for (;;) {
+		for (int i = 0; i < 4096; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			sum += buf[(x % npages) * page_size + (x >> 52)];
+		}
+		a->ctl->ops += 4096;
+		asm volatile("" : "+r" (sum));
+	}
+}
+
+/* HMAT read latency from node0's CPUs to a node, in ns; 0 if not known. */
+static long long read_latency(int node)
+{
+	char path[128];
+	long long v;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/node/node%d/access0/initiators/read_latency", node);
+	v = read_ll(path);
+	return v == LLONG_MIN ? 0 : v;
+}
+
+static int bench_victim(const char *config)
+{
+	static const char *const names[LV_NCG] = { "hog1", "hog2", "hog3", "victim" };
+	const char *root = cg2_root();
+	struct reader_arg ra[LV_NCG];
+	char *cg[LV_NCG], val[64];
+	pid_t pid[LV_NCG];
+	long long free0, high0, fair, ws, total = 0, last[LV_NCG][64], ops0 = 0;
+	long long lat[2] = { read_latency(0), read_latency(1) };
+	int key = top_tier(), nlast = 0;
+	double start, converged = -1;
+
+	if (!root)
+		fail("no cgroup v2");
+	for (int n = 0; n < TT_MAX_NODES; n++)
+		if (node_total(n) > 0)
+			total += node_total(n);
+	ws = total * LV_WS_PCT / 100 / (long long)page_size * page_size;
+	node_free_wmark(0, TT_WMARK_HIGH, &free0, &high0);
+	fair = (free0 - high0) / LV_NCG;
+	if (fair <= 0 || ws < fair)
+		fail("node0 has %lld MB free above high, a working set is %lld MB",
+		     (long long)MB_OF(free0 - high0), (long long)MB_OF(ws));
+	must_write(DEMOTION, "1");
+	if (!strcmp(config, "auto") &&
+	    mount(NULL, root, NULL, MS_REMOUNT, "memory_tiers_auto") != 0)
+		fail("remount with memory_tiers_auto: %s", strerror(errno));
+	for (int i = 0; i < LV_NCG; i++) {
+		cg[i] = cg_create(root, names[i]);
+		if (!cg[i])
+			fail("cannot create %s", names[i]);
+		if (!strcmp(config, "low")) {
+			snprintf(val, sizeof(val), "%d %lld", key, fair);
+			must_cg_write(cg[i], "memory.tiers.low", val);
+		} else if (!strcmp(config, "auto")) {
+			/* What Kubernetes memory QoS writes for a pod's request. */
+			snprintf(val, sizeof(val), "%lld", ws);
+			must_cg_write(cg[i], "memory.min", val);
+		}
+	}
+	printf("# victim: %s; working sets %lld MB each, fair share %lld MB of node0 "
+	       "(free %lld MB, high watermark %lld MB); HMAT read latency %lld / %lld ns\n",
+	       config, (long long)MB_OF(ws), (long long)MB_OF(fair), (long long)MB_OF(free0),
+	       (long long)MB_OF(high0), lat[0], lat[1]);
+	if (!strcmp(config, "auto")) {
+		char path[512], buf[256];
+
+		snprintf(path, sizeof(path), "%s/memory.tiers.low", cg[0]);
+		if (read_text(path, buf, sizeof(buf)) < 0)
+			fail("cannot read %s", path);
+		buf[strcspn(buf, "\n")] = 0;
+		printf("# memory.min %lld MB, memory_tiers_auto: memory.tiers.low reads \"%s\"\n",
+		       (long long)MB_OF(ws), buf);
+	}
+	must_write(NUMA_BALANCING, "2");
+	if (!strcmp(config, "damon"))
+		damon_setup("/victim", true);
+
+	for (int i = 0; i < LV_NCG; i++) {
+		ra[i] = (struct reader_arg){ .ctl = ctl_new(), .len = ws };
+		if (i == LV_NCG - 1) {
+			/* The hogs are in: their head start, then the victim. */
+			for (int j = 0; j < i; j++)
+				if (!wait_for(is_ready, ra[j].ctl, 120))
+					fail("%s did not fill its working set", names[j]);
+			usleep(LV_HEAD_S * 1e6);
+			start = now_s();
+		}
+		pid[i] = spawn_in(cg[i], reader_main, &ra[i]);
+		if (pid[i] <= 0)
+			fail("cannot start %s", names[i]);
+	}
+	for (double t = 0; t <= LV_RUN_S; t = now_s() - start) {
+		long long top[LV_NCG];
+		bool all = true;
+
+		for (int i = 0; i < LV_NCG; i++)
+			top[i] = cg2_numa_upto_tier(cg[i], key);
+		printf("SERIES bench=victim config=%s t=%.1f", config, t);
+		for (int i = 0; i < LV_NCG; i++)
+			printf(" %s_mb=%.1f", names[i], MB_OF(top[i]));
+		printf(" victim_ready=%d\n", ra[LV_NCG - 1].ctl->ready);
+		if (top[LV_NCG - 1] < fair * 9 / 10)
+			all = false;
+		if (all && converged < 0)
+			converged = t;
+		else if (!all)
+			converged = -1;
+		if (t >= LV_RUN_S - LV_TAIL_S && nlast < 64) {
+			for (int i = 0; i < LV_NCG; i++)
+				last[i][nlast] = top[i];
+			if (!nlast)
+				ops0 = ra[LV_NCG - 1].ctl->ops;
+			nlast++;
+		}
+		sleep(1);	/* the sampling period */
+	}
+	{
+		double vops = (ra[LV_NCG - 1].ctl->ops - ops0) / LV_TAIL_S;
+		double end[LV_NCG], cost;
+
+		for (int i = 0; i < LV_NCG; i++) {
+			double v[64];
+
+			for (int j = 0; j < nlast; j++)
+				v[j] = last[i][j];
+			end[i] = median(v, nlast);
+		}
+		/* A model, not a measurement: uniform random reads cost the HMAT
+		 * latency of the node they hit, so a read of the victim costs
+		 * its share on node0 times node0's latency plus the rest times
+		 * node1's. */
+		cost = (end[LV_NCG - 1] * lat[0] + (ws - end[LV_NCG - 1]) * lat[1]) / ws;
+		printf("BENCH bench=victim config=%s ws_mb=%.0f fair_mb=%.0f", config, MB_OF(ws),
+		       MB_OF(fair));
+		for (int i = 0; i < LV_NCG; i++)
+			printf(" %s_mb=%.1f %s_share=%.4f", names[i], MB_OF(end[i]), names[i],
+			       end[i] / fair);
+		printf(" converge_s=%.1f run_s=%.0f lat0_ns=%lld lat1_ns=%lld model_ns_per_read=%.2f "
+		       "victim_reads_per_s=%.0f\n", converged, LV_RUN_S, lat[0], lat[1], cost, vops);
+	}
+	if (!strcmp(config, "damon"))
+		damon_report("victim");
+	for (int i = 0; i < LV_NCG; i++)
+		stop(pid[i]);
+	if (!strcmp(config, "auto"))
+		mount(NULL, root, NULL, MS_REMOUNT, "");
 	return 0;
 }
 
@@ -906,5 +1306,11 @@ int main(void)
 		return bench_protect(config);
 	if (!strcmp(bench, "pingpong"))
 		return bench_pingpong(config);
+	if (!strcmp(bench, "threetier"))
+		return bench_threetier();
+	if (!strcmp(bench, "hotset"))
+		return bench_hotset(config);
+	if (!strcmp(bench, "victim"))
+		return bench_victim(config);
 	fail("unknown benchmark '%s' (toptier.bench=)", bench);
 }
