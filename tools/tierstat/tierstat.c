@@ -17,13 +17,17 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,7 +37,7 @@
 #define UNLIMITED	(UINT64_MAX - 1)	/* limit "max" / v1 -1 */
 #define V1_UNLIMITED	9223372036854771712ULL
 
-#define TIERSTAT_VERSION	"0.3"
+#define TIERSTAT_VERSION	"0.4"
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 
@@ -70,7 +74,8 @@ struct opts {
 	const char *sysfs, *procfs, *cgroupfs;
 	double delay;
 	long count;
-	bool bytes, json, prom, headers, colour;
+	bool bytes, json, prom, headers, colour, batch;
+	int depth;		/* --depth: deepest level shown, -1 for all */
 	const char *output;	/* -o: the file each snapshot replaces */
 	int sort;
 	char **cgroups;
@@ -136,7 +141,7 @@ struct snap {
 	int ncgs;
 };
 
-static struct opts o = { .count = -1, .sort = SORT_NAME };
+static struct opts o = { .count = -1, .sort = SORT_NAME, .depth = -1 };
 static int cg_version;		/* 1 or 2 */
 static char *cg_root;
 static uint64_t page_size;
@@ -860,6 +865,14 @@ static void walk(struct snap *sn, const char *rel)
 	for (int i = 0; i < sn->ncgs; i++)	/* overlapping arguments */
 		if (!strcmp(sn->cgs[i].path, rel))
 			goto out;
+	if (o.depth >= 0) {	/* --depth: levels below the root */
+		int depth = *rel ? 1 : 0;
+
+		for (const char *p = rel; *p; p++)
+			depth += *p == '/';
+		if (depth > o.depth)
+			goto out;
+	}
 	sn->cgs = xrealloc(sn->cgs, (sn->ncgs + 1) * sizeof(*sn->cgs));
 	memset(&sn->cgs[sn->ncgs], 0, sizeof(*sn->cgs));
 	sn->cgs[sn->ncgs].path = strdup(rel);
@@ -985,22 +998,90 @@ static int cmp_path(const char *a, const char *b)
 	return (unsigned char)*a - (unsigned char)*b;
 }
 
+/* Each cgroup's path and sort key, in strcmp order of the paths, for
+ * cmp_cg()'s lookups of ancestors while qsort() moves the cgroups. */
+struct pathkey {
+	const char *path;
+	uint64_t key;		/* NA counts as 0 */
+};
+static struct pathkey *by_path;
+static int nby_path;
+
+static int cmp_pathkey(const void *pa, const void *pb)
+{
+	return strcmp(((const struct pathkey *)pa)->path, ((const struct pathkey *)pb)->path);
+}
+
+/* The entry of the cgroup whose path is the first len bytes of path. */
+static const struct pathkey *ancestor(const char *path, size_t len)
+{
+	int lo = 0, hi = nby_path - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, r = strncmp(by_path[mid].path, path, len);
+
+		if (!r)
+			r = by_path[mid].path[len] ? 1 : 0;
+		if (!r)
+			return &by_path[mid];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+/* Descending by the sort field; 0 when equal or unknown. */
+static int cmp_key(const struct pathkey *a, const struct pathkey *b)
+{
+	if (o.sort == SORT_NAME || !a || !b || a->key == b->key)
+		return 0;
+	return a->key > b->key ? -1 : 1;
+}
+
+/*
+ * Tree order: a parent before its children, and siblings by the sort
+ * field (then by name), each followed by its own subtree, as
+ * systemd-cgtop keeps them.  Two paths are compared at the first
+ * component where they differ, by the cgroups those prefixes name.
+ */
 static int cmp_cg(const void *pa, const void *pb)
 {
-	const struct cg *a = pa, *b = pb;
+	const char *a = ((const struct cg *)pa)->path, *b = ((const struct cg *)pb)->path;
+	size_t i = 0;
 
-	if (o.sort != SORT_NAME) {
-		uint64_t x = sort_key(a, o.sort), y = sort_key(b, o.sort);
+	for (;;) {
+		size_t la = i + strcspn(a + i, "/"), lb = i + strcspn(b + i, "/");
+		int r;
 
-		/* descending, unknown values last */
-		if (x == NA)
-			x = 0;
-		if (y == NA)
-			y = 0;
-		if (x != y)
-			return x > y ? -1 : 1;
+		if (!a[i] || !b[i])	/* one is the other's ancestor */
+			return !a[i] ? (b[i] ? -1 : 0) : 1;
+		if (la != lb || strncmp(a + i, b + i, la - i)) {
+			r = cmp_key(ancestor(a, la), ancestor(b, lb));
+			return r ? r : cmp_path(a + i, b + i);
+		}
+		if (!a[la] || !b[lb])
+			return !a[la] ? (b[lb] ? -1 : 0) : 1;
+		i = la + 1;
 	}
-	return cmp_path(a->path, b->path);
+}
+
+/* Sort a snapshot's cgroups in tree order (cmp_cg). */
+static void sort_cgroups(struct snap *sn)
+{
+	by_path = xmalloc((sn->ncgs + 1) * sizeof(*by_path));
+	for (int i = 0; i < sn->ncgs; i++) {
+		uint64_t k = o.sort == SORT_NAME ? 0 : sort_key(&sn->cgs[i], o.sort);
+
+		by_path[i] = (struct pathkey){ sn->cgs[i].path, k == NA ? 0 : k };
+	}
+	nby_path = sn->ncgs;
+	qsort(by_path, nby_path, sizeof(*by_path), cmp_pathkey);
+	qsort(sn->cgs, sn->ncgs, sizeof(*sn->cgs), cmp_cg);
+	free(by_path);
+	by_path = NULL;
+	nby_path = 0;
 }
 
 /* ---- snapshots and rates ---- */
@@ -1026,7 +1107,7 @@ static void take(struct snap *sn, const struct snap *prev)
 	read_vmstat(sn);
 	read_cgroups(sn);
 	if (sn->ncgs)
-		qsort(sn->cgs, sn->ncgs, sizeof(*sn->cgs), cmp_cg);
+		sort_cgroups(sn);
 	if (!prev)
 		return;
 
@@ -1070,6 +1151,10 @@ static uint64_t used_of(uint64_t total, uint64_t free)
 }
 
 /* ---- human output ---- */
+
+/* The live view's limit on the CGROUP column (0: none); longer paths keep
+ * their end. */
+static int path_width;
 
 /* A sorted node list as ranges, "0-3,8" (malloc()ed); "-" when empty. */
 static char *node_ranges(const int *nodes, int n)
@@ -1133,20 +1218,20 @@ static const char *fmt_rate(double r, char *buf, size_t n)
 	return buf;
 }
 
-static void header(const char *fmt, ...)
+static void header(FILE *out, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!o.headers)
 		return;
 	if (o.colour)
-		fputs("\033[1m", stdout);
+		fputs("\033[1m", out);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfprintf(out, fmt, ap);
 	va_end(ap);
 	if (o.colour)
-		fputs("\033[0m", stdout);
-	putchar('\n');
+		fputs("\033[0m", out);
+	fputc('\n', out);
 }
 
 static void sum3(const uint64_t *v, uint64_t *out)
@@ -1167,7 +1252,7 @@ static double sum3r(const double *r)
 	return s;
 }
 
-static void print_human(const struct snap *sn, bool rates)
+static void print_human(FILE *out, const struct snap *sn, bool rates)
 {
 	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
 	/* byte columns: "1023.9M" in units, up to 20 digits with -b */
@@ -1185,22 +1270,22 @@ static void print_human(const struct snap *sn, bool rates)
 		if ((int)strlen(nodes[i]) > nw)
 			nw = strlen(nodes[i]);
 	}
-	header("%-*s %-*s %*s %*s %*s", tw, "TIER", nw, "NODES", bw, "TOTAL", bw, "USED",
+	header(out, "%-*s %-*s %*s %*s %*s", tw, "TIER", nw, "NODES", bw, "TOTAL", bw, "USED",
 	       bw, "FREE");
 	for (int i = 0; i < sn->ntiers; i++) {
 		const struct tier *t = &sn->tiers[i];
 		char name[32];
 
 		snprintf(name, sizeof(name), "memory_tier%d", t->id);
-		printf("%-*s %-*s %*s %*s %*s\n", tw, name, nw, nodes[i],
+		fprintf(out, "%-*s %-*s %*s %*s %*s\n", tw, name, nw, nodes[i],
 		       bw, fmt_bytes(t->total, a, 32),
 		       bw, fmt_bytes(used_of(t->total, t->free), b, 32),
 		       bw, fmt_bytes(t->free, c, 32));
 		free(nodes[i]);
 	}
 	free(nodes);
-	putchar('\n');
-	header("%-*s %-*s %*s %*s %*s %s", tw, "NODE", tw, "TIER", bw, "TOTAL", bw, "USED",
+	fputc('\n', out);
+	header(out, "%-*s %-*s %*s %*s %*s %s", tw, "NODE", tw, "TIER", bw, "TOTAL", bw, "USED",
 	       bw, "FREE", "TOPTIER");
 	for (int i = 0; i < sn->nnodes; i++) {
 		const struct node *nd = &sn->nodes[i];
@@ -1211,12 +1296,12 @@ static void print_human(const struct snap *sn, bool rates)
 			snprintf(tier, sizeof(tier), "memory_tier%d", nd->tier);
 		else
 			strcpy(tier, "-");
-		printf("%-*s %-*s %*s %*s %*s %s\n", tw, name, tw, tier,
+		fprintf(out, "%-*s %-*s %*s %*s %*s %s\n", tw, name, tw, tier,
 		       bw, fmt_bytes(nd->total, a, 32),
 		       bw, fmt_bytes(used_of(nd->total, nd->free), b, 32),
 		       bw, fmt_bytes(nd->free, c, 32), nd->top ? "yes" : "no");
 	}
-	putchar('\n');
+	fputc('\n', out);
 
 	for (int i = 0; i < sn->ncgs; i++) {
 		int l = strlen(sn->cgs[i].path) + 1;
@@ -1224,13 +1309,15 @@ static void print_human(const struct snap *sn, bool rates)
 		if (l > w)
 			w = l;
 	}
+	if (path_width && w > path_width)
+		w = path_width;
 	if (cg_version == 1)
-		header("%-*s %*s %*s %*s %*s %10s %10s %10s %10s%s", w, "CGROUP",
-		       bw, "USAGE", bw, "TOPTIER", bw, "LOWER", bw, "SOFTLIMIT", "DEMOTE",
+		header(out, "%-*s %*s %*s %5s %*s %*s %10s %10s %10s %10s%s", w, "CGROUP",
+		       bw, "USAGE", bw, "TOPTIER", "TOP%", bw, "LOWER", bw, "SOFTLIMIT", "DEMOTE",
 		       "PROMOTE", "TLDEMOTE", "TLDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	else
-		header("%-*s %*s %*s %*s %*s %*s %*s %10s %10s %10s %10s%s", w,
-		       "CGROUP", bw, "USAGE", bw, "TOPTIER", bw, "LOWER", bw, "LOW", bw, "HIGH",
+		header(out, "%-*s %*s %*s %5s %*s %*s %*s %*s %10s %10s %10s %10s%s", w,
+		       "CGROUP", bw, "USAGE", bw, "TOPTIER", "TOP%", bw, "LOWER", bw, "LOW", bw, "HIGH",
 		       bw, "MAX", "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
 		       rates ? "   DEMOTE/s  PROMOTE/s" : "");
 	for (int i = 0; i < sn->ncgs; i++) {
@@ -1240,30 +1327,41 @@ static void print_human(const struct snap *sn, bool rates)
 
 		sum3(cg->ctr, &ds);
 		path = *cg->path ? xasprintf("/%s", cg->path) : strdup("/");
-		printf("%-*s %*s %*s %*s", w, path, bw, fmt_bytes(cg->usage, a, 32),
-		       bw, fmt_bytes(cg->top, b, 32), bw, fmt_bytes(cg->lower, c, 32));
-		if (cg_version == 1)
-			printf(" %*s", bw, fmt_bytes(cg->soft, d, 32));
+		if ((int)strlen(path) > w && w > 4) {	/* "...", then the end */
+			char *cut = xasprintf("...%s", path + strlen(path) - (w - 3));
+
+			free(path);
+			path = cut;
+		}
+		if (cg->top == NA || cg->lower == NA || cg->top + cg->lower == 0)
+			strcpy(h, "-");
 		else
-			printf(" %*s %*s %*s", bw, fmt_bytes(cg->low, l1, 32),
+			snprintf(h, sizeof(h), "%.0f%%",
+				 100.0 * cg->top / ((double)cg->top + cg->lower));
+		fprintf(out, "%-*s %*s %*s %5s %*s", w, path, bw, fmt_bytes(cg->usage, a, 32),
+		       bw, fmt_bytes(cg->top, b, 32), h, bw, fmt_bytes(cg->lower, c, 32));
+		if (cg_version == 1)
+			fprintf(out, " %*s", bw, fmt_bytes(cg->soft, d, 32));
+		else
+			fprintf(out, " %*s %*s %*s", bw, fmt_bytes(cg->low, l1, 32),
 			       bw, fmt_bytes(cg->high, l2, 32), bw, fmt_bytes(cg->max, l3, 32));
-		printf(" %10s %10s %10s %10s", fmt_count(ds, dem, 32),
+		fprintf(out, " %10s %10s %10s %10s", fmt_count(ds, dem, 32),
 		       fmt_count(cg->ctr[CTR_PROMOTE], e, 32),
 		       fmt_count(cg->ctr[CTR_TL_DEMOTE], f, 32),
 		       fmt_count(cg->ctr[CTR_TL_DENIED], g, 32));
 		if (rates)
-			printf(" %10s %10s", fmt_rate(sum3r(cg->rate), h, 32),
+			fprintf(out, " %10s %10s", fmt_rate(sum3r(cg->rate), h, 32),
 			       fmt_rate(cg->rate[CTR_PROMOTE], a, 32));
-		putchar('\n');
+		fputc('\n', out);
 		free(path);
 	}
-	putchar('\n');
-	header("%-28s %14s%s", "VMSTAT", "COUNT", rates ? "        RATE/s" : "");
+	fputc('\n', out);
+	header(out, "%-28s %14s%s", "VMSTAT", "COUNT", rates ? "        RATE/s" : "");
 	for (int i = 0; i < sn->nvm; i++) {
-		printf("%-28s %14llu", sn->vm[i].name, (unsigned long long)sn->vm[i].val);
+		fprintf(out, "%-28s %14llu", sn->vm[i].name, (unsigned long long)sn->vm[i].val);
 		if (rates)
-			printf(" %13s", fmt_rate(sn->vm[i].rate, a, 32));
-		putchar('\n');
+			fprintf(out, " %13s", fmt_rate(sn->vm[i].rate, a, 32));
+		fputc('\n', out);
 	}
 }
 
@@ -1602,19 +1700,23 @@ static void usage(FILE *f)
 "CGROUP paths are relative to the cgroup root (\"a/b\"); each is shown with\n"
 "its subtree.  Without CGROUP the whole hierarchy is shown.\n"
 "\n"
-"  -d, --delay SECONDS     repeat every SECONDS (fractions allowed) and show\n"
-"                          rates from the deltas\n"
+"  -d, --delay TIME        repeat every TIME (seconds, fractions allowed, or\n"
+"                          with a unit: 500ms, 2s) and show rates from the\n"
+"                          deltas; on a terminal the view redraws in place,\n"
+"                          q quits\n"
+"  -b, --batch             with -d: append snapshots, never redraw\n"
+"      --depth N           cgroups at most N levels below the root\n"
 "  -n, --iterations COUNT  stop after COUNT snapshots (implies -d 1 alone)\n"
 "  -s, --sort FIELD        order cgroups by name (default), toptier, lower,\n"
 "                          usage, demote or promote (numbers: largest first)\n"
-"  -b, --bytes             exact byte counts instead of K/M/G units\n"
+"  -r, --raw, --bytes      exact byte counts instead of K/M/G units\n"
 "  -j, --json              one JSON object per snapshot (see tierstat(1))\n"
 "  -p, --prometheus        Prometheus text exposition format (metric names\n"
 "                          in tierstat(1)), for node_exporter's textfile\n"
 "                          collector\n"
 "  -o, --output FILE       with -p: write each snapshot to FILE, replacing it\n"
 "                          atomically (FILE.<pid>.tmp, then rename)\n"
-"  -H, --headers           print headers even when stdout is not a terminal\n"
+"  -H, --headers           (headers are always printed; kept for scripts)\n"
 "      --sysfs DIR         sysfs root (default /sys, env TIERSTAT_SYSFS)\n"
 "      --procfs DIR        procfs root (default /proc, env TIERSTAT_PROCFS)\n"
 "      --cgroupfs DIR      cgroup root (env TIERSTAT_CGROUPFS; default\n"
@@ -1643,12 +1745,15 @@ static void bad_usage(const char *fmt, ...)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_SYSFS = 256, OPT_PROCFS, OPT_CGROUPFS };
+	enum { OPT_SYSFS = 256, OPT_PROCFS, OPT_CGROUPFS, OPT_DEPTH };
 	static const struct option lo[] = {
 		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, 's' },
-		{ "bytes", no_argument, NULL, 'b' },
+		{ "bytes", no_argument, NULL, 'r' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "json", no_argument, NULL, 'j' },
 		{ "prometheus", no_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
@@ -1660,20 +1765,24 @@ static void parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	bool force_headers = false;
 	const char *env;
 	char *end;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:n:s:bjpo:HhV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:n:s:brjpo:HhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			errno = 0;
 			o.delay = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o.delay > 0) ||
-			    o.delay > 86400)
-				bad_usage("bad delay '%s': seconds, more than 0 and at most 86400",
+			if (!strcmp(end, "ms"))
+				o.delay /= 1000;
+			else if (!strcmp(end, "s"))
+				end++;
+			else if (*end)
+				o.delay = -1;
+			if (errno || end == optarg || !(o.delay >= 0.01) || o.delay > 86400)
+				bad_usage("bad delay '%s': seconds, or a number with ms or s, from 10ms to 86400s",
 					  optarg);
 			break;
 		case 'n':
@@ -1691,8 +1800,17 @@ static void parse_args(int argc, char **argv)
 				bad_usage("unknown sort field '%s' (name, toptier, lower, usage, demote, promote)",
 					  optarg);
 			break;
-		case 'b':
+		case 'r':
 			o.bytes = true;
+			break;
+		case 'b':
+			o.batch = true;
+			break;
+		case OPT_DEPTH:
+			errno = 0;
+			o.depth = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o.depth < 0 || o.depth > 10000)
+				bad_usage("bad depth '%s': a number from 0", optarg);
 			break;
 		case 'j':
 			o.json = true;
@@ -1709,8 +1827,7 @@ static void parse_args(int argc, char **argv)
 			printf("tierstat %s\n", TIERSTAT_VERSION);
 			exit(0);
 		case 'H':
-			force_headers = true;
-			break;
+			break;	/* headers are always printed */
 		case OPT_SYSFS:
 			o.sysfs = optarg;
 			break;
@@ -1754,31 +1871,171 @@ static void parse_args(int argc, char **argv)
 		o.sysfs = (env = getenv("TIERSTAT_SYSFS")) && *env ? env : "/sys";
 	if (!o.procfs)
 		o.procfs = (env = getenv("TIERSTAT_PROCFS")) && *env ? env : "/proc";
-	o.headers = isatty(STDOUT_FILENO) || force_headers;
+	o.headers = true;
 	/* No escape codes where they would print as text. */
 	o.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
 		   !((env = getenv("TERM")) && !strcmp(env, "dumb"));
 }
 
+/* ---- the live view ---- */
+
+static struct termios saved_tio;
+static bool tio_saved, live_screen;
+
+static void live_restore(void)
+{
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+	if (live_screen)	/* cursor back, main screen back */
+		fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+	tio_saved = live_screen = false;
+}
+
+static void live_signal(int sig)
+{
+	live_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The alternate screen, no cursor, and keys one at a time without echo. */
+static void live_start(void)
+{
+	struct termios t;
+
+	if (isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &saved_tio)) {
+		t = saved_tio;
+		t.c_lflag &= ~(ICANON | ECHO);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		tio_saved = !tcsetattr(STDIN_FILENO, TCSAFLUSH, &t);
+	}
+	live_screen = true;
+	fputs("\033[?1049h\033[?25l", stdout);
+	atexit(live_restore);
+	signal(SIGINT, live_signal);
+	signal(SIGTERM, live_signal);
+	signal(SIGHUP, live_signal);
+}
+
+/* Visible width of a line: escape sequences take no room. */
+static int visible(const char *p, const char *end, int cols, const char **cut)
+{
+	int n = 0;
+
+	while (p < end) {
+		if (*p == '\033') {
+			while (p < end && !isalpha((unsigned char)*p))
+				p++;
+			p++;
+			continue;
+		}
+		if (n == cols)
+			break;
+		n++;
+		p++;
+	}
+	*cut = p;
+	return n;
+}
+
+/* One frame: from the top left, every line cut to the terminal's width,
+ * as many as fit, the rest of each line and of the screen cleared. */
+static void live_draw(const char *buf, size_t len)
+{
+	struct winsize ws = { 0 };
+	int rows = 24, cols = 80, row = 0;
+	const char *p = buf, *end = buf + len;
+
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col) {
+		rows = ws.ws_row;
+		cols = ws.ws_col;
+	}
+	fputs("\033[H", stdout);
+	while (p < end && row < rows - 1) {
+		const char *eol = memchr(p, '\n', end - p), *cut;
+
+		if (!eol)
+			eol = end;
+		visible(p, eol, cols, &cut);
+		fwrite(p, 1, cut - p, stdout);
+		if (o.colour)
+			fputs("\033[0m", stdout);
+		fputs("\033[K\n", stdout);
+		p = eol + 1;
+		row++;
+	}
+	fputs("\033[J", stdout);
+	fflush(stdout);
+}
+
+/* Sleep for the delay, or less: true when q was pressed. */
+static bool live_wait(double secs)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct timespec t0, t1;
+	char ch;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		double left;
+		int r;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = secs - ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		if (left <= 0)
+			return false;
+		r = poll(&pfd, tio_saved ? 1 : 0, (int)(left * 1000) + 1);
+		if (r > 0 && read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+			return true;
+		if (r > 0 && (pfd.revents & (POLLHUP | POLLERR)))
+			pfd.fd = -1;	/* stdin gone: just wait */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct snap cur, prev;
-	bool have_prev = false;
+	bool have_prev = false, live;
 	long n = 0;
 
 	parse_args(argc, argv);
 	page_size = sysconf(_SC_PAGESIZE);
 	find_cgroup_root();
+	/* Redraw in place on a terminal that can (top, systemd-cgtop);
+	 * append snapshots otherwise, or with -b. */
+	live = o.delay > 0 && !o.json && !o.prom && !o.batch && isatty(STDOUT_FILENO) &&
+	       !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"));
+	if (live) {
+		struct winsize ws = { 0 };
+
+		if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+			path_width = ws.ws_col / 3 > 12 ? ws.ws_col / 3 : 12;
+		live_start();
+	}
 	for (;;) {
 		take(&cur, have_prev ? &prev : NULL);
-		if (o.output)
+		if (o.output) {
 			write_atomically(&cur);
-		else if (o.prom)
+		} else if (o.prom) {
 			print_prom(stdout, &cur);
-		else if (o.json)
+		} else if (o.json) {
 			print_json(&cur, have_prev ? secs(&prev.mono, &cur.mono) : NAN);
-		else
-			print_human(&cur, o.delay > 0);
+		} else if (live) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&buf, &len);
+
+			if (!f)
+				die(EXIT_RUNTIME, "out of memory");
+			print_human(f, &cur, true);
+			fclose(f);
+			live_draw(buf, len);
+			free(buf);
+		} else {
+			print_human(stdout, &cur, o.delay > 0);
+		}
 		fflush(stdout);
 		if (have_prev)
 			release(&prev);
@@ -1786,6 +2043,11 @@ int main(int argc, char **argv)
 		have_prev = true;
 		if (o.delay <= 0 || (o.count > 0 && ++n >= o.count))
 			break;
+		if (live) {
+			if (live_wait(o.delay))
+				break;
+			continue;
+		}
 		if (!o.json && !o.output)
 			putchar('\n');
 		struct timespec ts = { (time_t)o.delay,
@@ -1794,5 +2056,6 @@ int main(int argc, char **argv)
 			;
 	}
 	release(&prev);
+	live_restore();
 	return ferror(stdout) ? EXIT_RUNTIME : 0;
 }

@@ -6,6 +6,8 @@
 #              two tiers)
 #   $1/v3      patched kernel, cgroup v2, three tiers (memory.tiers.* files
 #              with two lines), and malformed memory.tiers.* files
+#   $1/tree    cgroup v2, siblings whose order by size differs from the
+#              order of their subtrees' largest members
 #   $1/unpatched  no is_toptier, no toptier files, cgroup v2 and v1 roots
 #   $1/garbage malformed values and truncated lines everywhere
 #   $1/deep    cgroup v2 hierarchy 60 levels deep
@@ -85,7 +87,7 @@ v2cg() {
 	return 0
 }
 
-rm -rf $R/v1 $R/v2 $R/v3 $R/unpatched $R/garbage $R/deep
+rm -rf $R/v1 $R/v2 $R/v3 $R/tree $R/unpatched $R/garbage $R/deep
 # v1: root 300+100 pages, a 200+50 (soft 1M), a/b 100+25 (unlimited)
 sysfs $R/v1 yes
 v1cg $R/v1/cg 300 100 "" yes
@@ -100,6 +102,16 @@ rm $R/v2/cg/memory.current
 v2cg $R/v2/cg/x 6291456 1048576 yes
 v2cg $R/v2/cg/x/y 2097152 1048576 yes
 v2cg $R/v2/cg/z 1048576 3145728 yes
+
+# tree: p 1M+0 with p/big 8M+0 under it, q 4M+0: sorted by toptier,
+# siblings q (4M) then p (1M), and p/big after its parent however large
+sysfs $R/tree yes
+v2cg $R/tree/cg 16777216 0 no
+v2cg $R/tree/cg/p 1048576 0 yes
+v2cg $R/tree/cg/p/big 8388608 0 yes
+v2cg $R/tree/cg/q 4194304 0 yes
+v2cg $R/tree/cg/q/r 131072 0 yes
+v2cg $R/tree/cg/q/r/s 65536 0 yes
 
 # v3: node2 (512 MiB, all free) in memory_tier45, below node1's memory_tier22;
 # root 6M+2M+1M, a the same; b has malformed memory.tiers.* files

@@ -72,11 +72,12 @@ ok "man page exists and is troff" grep -q '^\.TH TIERSTAT 1' "$HERE/../tierstat.
 
 # --- cgroup v1 fixture
 ok "v1: runs" ts v1
-ok "v1: no headers when not a terminal" sh -c "! grep -q CGROUP '$T/out' && head -1 '$T/out' | grep -q '^memory_tier4 '"
-ok "v1: human units for /a" has '^/a  *1000.0K  *800.0K  *200.0K  *1.0M '
+ok "v1: headers even when not a terminal" sh -c "head -1 '$T/out' | grep -q '^TIER  *NODES  *TOTAL' && grep -q '^CGROUP .*SOFTLIMIT' '$T/out'"
+ok "v1: human units for /a" has '^/a  *1000.0K  *800.0K  *80%  *200.0K  *1.0M '
 ok "v1: unlimited soft limit shown as max" has '^/a/b .* max '
 ok "v1: -H forces headers" sh -c "'$BIN' -H --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^CGROUP .*SOFTLIMIT'"
-ok "v1: -b prints bytes" sh -c "'$BIN' -b --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^/a  *1024000  *819200  *204800  *1048576 '"
+ok "v1: -r prints bytes" sh -c "'$BIN' -r --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^/a  *1024000  *819200  *80%  *204800  *1048576 '"
+ok "v1: --bytes is -r" sh -c "'$BIN' --bytes --sysfs '$T/v1/sys' --procfs '$T/v1/proc' --cgroupfs '$T/v1/cg' | grep -q '^/a  *1024000  *819200 '"
 ok "v1: json cgroup values" js v1 'd["cgroup_version"] == 1 and cg["a"]["toptier_bytes"] == 819200 and cg["a"]["lower_bytes"] == 50 * PS and cg["a"]["usage_bytes"] == 1024000 and cg["a"]["toptier_source"] == "kernel" and cg["a"]["limits"] == {"low": None, "high": None, "max": None, "soft": 1048576} and cg["a/b"]["limits"]["soft"] == "max" and cg["/"]["limits"]["soft"] is None and cg["c"]["lower_bytes"] == 90 * PS'
 ok "v1: json tiers and nodes" js v1 'd["toptier_nodes"] == [0] and d["toptier_source"] == "is_toptier" and d["tiers"] == [{"tier": 4, "nodes": [0], "toptier": True, "total_bytes": 1073741824, "used_bytes": 805306368, "free_bytes": 268435456}, {"tier": 22, "nodes": [1], "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}] and d["nodes"][1] == {"node": 1, "tier": 22, "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}'
 ok "v1: json vmstat keeps demote/promote/numa/migrate counters only" js v1 'd["vmstat"] == {"pgdemote_kswapd": 1000, "pgdemote_direct": 20, "pgdemote_khugepaged": 3, "pgpromote_success": 400, "pgpromote_candidate": 500, "numa_pte_updates": 7, "numa_pages_migrated": 300, "pgmigrate_success": 1300, "pgmigrate_fail": 5} and set(d["vmstat_rates"].values()) == {None} and d["interval"] is None'
@@ -91,7 +92,7 @@ ok "v1: --sort name" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "a", "a/b
 ok "v2: json values" js v2 'd["cgroup_version"] == 2 and cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["lower_bytes"] == 1048576 and cg["x"]["usage_bytes"] == 7340032 and cg["x"]["limits"] == {"low": 1048576, "high": "max", "max": 268435456, "soft": None} and cg["x"]["counters"] == {"pgdemote_kswapd": 50, "pgdemote_direct": 5, "pgdemote_khugepaged": 1, "pgpromote_success": 30, "pgdemote_tierlimit": 7, "pgpromote_tierlimit_denied": 2}'
 ok "v2: json per-tier lines of memory.tiers.*" js v2 'cg["x"]["toptier_source"] == "kernel" and cg["x"]["tiers"] == [{"tier": 4, "current_bytes": 6291456, "peak_bytes": 6356992, "low": 1048576, "high": "max", "max": 268435456, "events": {"low": 3, "high": 0, "max": 5, "fallback": 1}}] and cg["/"]["tiers"] == []'
 ok "v2: root has no memory.current and no limits" js v2 'cg["/"]["usage_bytes"] is None and cg["/"]["toptier_bytes"] == 8388608 and cg["/"]["lower_bytes"] == 4194304 and cg["/"]["limits"]["max"] is None'
-ok "v2: human line" sh -c "'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' | grep -q '^/x/y  *3.0M  *2.0M  *1.0M  *1.0M  *max  *256.0M  *56  *30  *7  *2\$'"
+ok "v2: human line" sh -c "'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' | grep -q '^/x/y  *3.0M  *2.0M  *67%  *1.0M  *1.0M  *max  *256.0M  *56  *30  *7  *2\$'"
 ok "v2: --sort lower" js v2 '[c["path"] for c in d["cgroups"]] == ["/", "z", "x", "x/y"]' --sort lower
 ok "v2: environment variables instead of options" sh -c "TIERSTAT_SYSFS='$T/v2/sys' TIERSTAT_PROCFS='$T/v2/proc' TIERSTAT_CGROUPFS='$T/v2/cg' '$BIN' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"cgroup_version\"] == 2 and len(d[\"cgroups\"]) == 4'"
 
@@ -99,14 +100,14 @@ ok "v2: environment variables instead of options" sh -c "TIERSTAT_SYSFS='$T/v2/s
 ok "v3: top tier from the fastest line" js v3 'cg["a"]["toptier_bytes"] == 6291456 and cg["a"]["toptier_source"] == "kernel" and cg["a"]["lower_bytes"] == 3145728 and cg["a"]["limits"] == {"low": 1048576, "high": "max", "max": 67108864, "soft": None} and cg["a"]["counters"]["pgdemote_tierlimit"] == 70'
 ok "v3: json per-tier lines, fastest first" js v3 'cg["a"]["tiers"] == [{"tier": 4, "current_bytes": 6291456, "peak_bytes": 7340032, "low": 1048576, "high": "max", "max": 67108864, "events": {"low": 1, "high": 2, "max": 3, "fallback": 4}}, {"tier": 22, "current_bytes": 8388608, "peak_bytes": 9437184, "low": 0, "high": "max", "max": "max", "events": {"low": 0, "high": 0, "max": 0, "fallback": 0}}]'
 ok "v3: malformed memory.tiers.* files give null, usage from numa_stat" js v3 'cg["b"]["toptier_bytes"] == 6291456 and cg["b"]["toptier_source"] == "numa_stat" and cg["b"]["limits"] == {"low": None, "high": None, "max": None, "soft": None} and cg["b"]["tiers"] == [{"tier": 4, "current_bytes": None, "peak_bytes": 4096, "low": None, "high": None, "max": None, "events": {"low": None, "high": None, "max": None, "fallback": None}}, {"tier": 22, "current_bytes": None, "peak_bytes": 8192, "low": None, "high": None, "max": None, "events": {"low": None, "high": None, "max": None, "fallback": None}}]'
-ok "v3: human line" sh -c "'$BIN' --sysfs '$T/v3/sys' --procfs '$T/v3/proc' --cgroupfs '$T/v3/cg' | grep -q '^/a  *9.0M  *6.0M  *3.0M  *1.0M  *max  *64.0M  *56  *30  *70  *20\$'"
+ok "v3: human line" sh -c "'$BIN' --sysfs '$T/v3/sys' --procfs '$T/v3/proc' --cgroupfs '$T/v3/cg' | grep -q '^/a  *9.0M  *6.0M  *67%  *3.0M  *1.0M  *max  *64.0M  *56  *30  *70  *20\$'"
 
 # --- unpatched kernel: no is_toptier, no toptier files
 ok "unpatched v2: top tier from memory_tiering, usage from numa_stat" js unpatched 'd["toptier_source"] == "memory_tiering" and d["toptier_nodes"] == [0] and cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["lower_bytes"] == 1048576 and cg["x"]["toptier_source"] == "numa_stat" and cg["x"]["limits"] == {"low": None, "high": None, "max": None, "soft": None} and cg["x"]["counters"]["pgdemote_tierlimit"] is None and cg["x"]["counters"]["pgpromote_tierlimit_denied"] is None and cg["x"]["counters"]["pgdemote_kswapd"] == 50 and cg["x"]["tiers"] == []'
 echo 1 > "$T/unpatched/cg/x/memory.toptier.current"
 ok "unpatched v2: the old memory.toptier.* files are not read" js unpatched 'cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["toptier_source"] == "numa_stat"'
 rm "$T/unpatched/cg/x/memory.toptier.current"
-ok "unpatched v2: missing values shown as -" sh -c "'$BIN' --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg' | grep -q '^/x  *7.0M  *6.0M  *1.0M  *-  *-  *-  *56  *30  *-  *-\$'"
+ok "unpatched v2: missing values shown as -" sh -c "'$BIN' --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg' | grep -q '^/x  *7.0M  *6.0M  *86%  *1.0M  *-  *-  *-  *56  *30  *-  *-\$'"
 ok "unpatched v1: top tier from numa_stat pages" sh -c "'$BIN' --json --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg1' | PS=$PS python3 -c 'import json,os,sys; d=json.load(sys.stdin); c={x[\"path\"]:x for x in d[\"cgroups\"]}; ps=int(os.environ[\"PS\"]); assert d[\"cgroup_version\"] == 1 and c[\"a\"][\"toptier_bytes\"] == 200*ps and c[\"a\"][\"lower_bytes\"] == 50*ps and c[\"a\"][\"toptier_source\"] == \"numa_stat\" and c[\"a\"][\"limits\"][\"soft\"] is None'"
 : > "$T/unpatched/sys/devices/virtual/memory_tiering/memory_tier4/nodelist"
 ok "unpatched: top tier is the lowest tier id that has nodes" js unpatched 'd["toptier_nodes"] == [1] and d["toptier_source"] == "memory_tiering" and cg["x"]["toptier_bytes"] == 1048576 and cg["x"]["lower_bytes"] == 6291456'
@@ -208,7 +209,7 @@ done
 echo 1-63 > "$T/wide/sys/devices/virtual/memory_tiering/memory_tier22/nodelist"
 ok "64 nodes: the node list as a range, not cut" sh -c "'$BIN' --sysfs '$T/wide/sys' --procfs '$T/wide/proc' --cgroupfs '$T/wide/cg' | grep -q '^memory_tier22  *1-63  '"
 ok "64 nodes: json has every node of the tier" js wide 'd["tiers"][1]["nodes"] == list(range(1, 64)) and len(d["nodes"]) == 64'
-ok "-b: 1 PiB nodes keep their columns apart" sh -c "'$BIN' -b --sysfs '$T/wide/sys' --procfs '$T/wide/proc' --cgroupfs '$T/wide/cg' | grep -q '^node63  *memory_tier22  *1125899906842624  *0  *1125899906842624 no\$'"
+ok "-r: 1 PiB nodes keep their columns apart" sh -c "'$BIN' -r --sysfs '$T/wide/sys' --procfs '$T/wide/proc' --cgroupfs '$T/wide/cg' | grep -q '^node63  *memory_tier22  *1125899906842624  *0  *1125899906842624 no\$'"
 if command -v script > /dev/null; then
 	ok "a terminal gets bold headers" sh -c "TERM=xterm script -qec \"'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg'\" /dev/null | grep -q \"\$(printf '\\033')\""
 	ok "TERM=dumb gets no escape codes" sh -c "! TERM=dumb script -qec \"'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg'\" /dev/null | grep -q \"\$(printf '\\033')\""
@@ -216,6 +217,62 @@ else
 	ok "script(1) for the terminal tests (bsdutils)" false
 fi
 ok "--json=1 names the option" fails 2 "option '--json' takes no argument" ts v2 --json=1
+
+# --- order, depth, delays, batch
+ok "tree order: parents first, siblings by size" js tree '[c["path"] for c in d["cgroups"]] == ["/", "q", "q/r", "q/r/s", "p", "p/big"]' --sort toptier
+ok "tree order by name" js tree '[c["path"] for c in d["cgroups"]] == ["/", "p", "p/big", "q", "q/r", "q/r/s"]'
+ok "--depth 1" js tree '[c["path"] for c in d["cgroups"]] == ["/", "p", "q"]' --depth 1
+ok "--depth 0: the root only" js tree '[c["path"] for c in d["cgroups"]] == ["/"]' --depth 0
+ok "-d 200ms -n 2: two snapshots with headers, appended" sh -c "'$BIN' -d 200ms -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/o2' && [ \$(grep -c '^CGROUP ' '$T/o2') -eq 2 ] && grep -q 'DEMOTE/s' '$T/o2'"
+ok "-d 1s is one second" sh -c "s=\$(date +%s%N); '$BIN' -d 1s -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > /dev/null && e=\$(date +%s%N) && [ \$(((e - s) / 1000000)) -ge 1000 ]"
+for a in "-d 5ms" "-d 2m" "-d 1h" "-d ms" "--depth -1" "--depth x"; do
+	# shellcheck disable=SC2086
+	ok "bad argument '$a' -> exit 2" fails 2 'tierstat: ' ts v1 $a
+done
+
+# --- the live view, in a tmux pane 60 columns wide and 100 rows high: redrawn in place,
+# lines cut to the width, long paths shortened, q quits
+if command -v tmux > /dev/null; then
+	TM="tmux -L tierstat-test-$$ -f /dev/null"
+	# pane <file>: the pane's text, once it shows a frame (5 s at most)
+	pane() {
+		i=0
+		while [ $i -lt 50 ]; do
+			$TM capture-pane -p -t live > "$1" 2> /dev/null
+			grep -q '^CGROUP' "$1" && grep -q '^VMSTAT' "$1" && return 0
+			sleep 0.1
+			i=$((i + 1))
+		done
+		return 1
+	}
+	live() {
+		$TM kill-server 2> /dev/null
+		rm -f "$T/exited"
+		$TM new-session -d -s live -x 60 -y 100 \
+			"TERM=xterm '$BIN' -d 300ms --sysfs '$T/$1/sys' --procfs '$T/$1/proc' --cgroupfs '$T/$1/cg'; echo \$? > '$T/exited'; sleep 30"
+	}
+	live deep
+	ok "live: a frame with headers" pane "$T/p1"
+	# A later frame has rates (the first has none): still one frame,
+	# from the top, not appended below the first.
+	i=0
+	while [ $i -lt 50 ]; do
+		$TM capture-pane -p -t live > "$T/p2"
+		grep -q '^pgdemote_kswapd .* 0\.0$' "$T/p2" && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ok "live: redrawn in place" sh -c "grep -q '^pgdemote_kswapd .* 0\.0\$' '$T/p2' && [ \$(grep -c '^TIER ' '$T/p2') -eq 1 ] && head -1 '$T/p2' | grep -q '^TIER '"
+	ok "live: the CGROUP header cut to 60 columns, not wrapped" sh -c "grep -A1 '^CGROUP' '$T/p2' | tail -1 | grep -q '^/'"
+	ok "live: long paths shortened, keeping their end" grep -q '^\.\.\.[^ ]*/l60 ' "$T/p2"
+	$TM send-keys -t live q
+	i=0
+	while [ ! -s "$T/exited" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	ok "live: q quits, exit status 0" grep -qx 0 "$T/exited"
+	$TM kill-server 2> /dev/null
+else
+	ok "tmux for the live-view tests" false
+fi
 
 # --- errors
 ok "unknown cgroup -> exit 1" fails 1 "unknown cgroup 'nope'" ts v1 a nope
