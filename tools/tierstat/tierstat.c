@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #define MAX_NODES	1024
+#define MAX_TLINES	16	/* lines of memory.tiers.* a column group each */
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_FILE	(4 << 20)
 #define NA		UINT64_MAX		/* value not available */
 #define UNLIMITED	(UINT64_MAX - 1)	/* limit "max" / v1 -1 */
@@ -1311,19 +1313,50 @@ static void print_human(FILE *out, const struct snap *sn, bool rates)
 	}
 	if (path_width && w > path_width)
 		w = path_width;
-	if (cg_version == 1)
-		header(out, "%-*s %*s %*s %5s %*s %*s %10s %10s %10s %10s%s", w, "CGROUP",
-		       bw, "USAGE", bw, "TOPTIER", "TOP%", bw, "LOWER", bw, "SOFTLIMIT", "DEMOTE",
-		       "PROMOTE", "TLDEMOTE", "TLDENIED", rates ? "   DEMOTE/s  PROMOTE/s" : "");
-	else
-		header(out, "%-*s %*s %*s %5s %*s %*s %*s %*s %10s %10s %10s %10s%s", w,
-		       "CGROUP", bw, "USAGE", bw, "TOPTIER", "TOP%", bw, "LOWER", bw, "LOW", bw, "HIGH",
-		       bw, "MAX", "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
-		       rates ? "   DEMOTE/s  PROMOTE/s" : "");
+	/* v2: a column group per line of memory.tiers.*, fastest first: the
+	 * line's value (cumulative: the tier and every faster one), the tier's
+	 * own part, its limits and events (low/high/max/fallback). */
+	int keys[MAX_TLINES], nkeys = 0;
+
+	for (int i = 0; cg_version == 2 && i < sn->ncgs; i++)
+		for (int t = 0; t < sn->cgs[i].ntl; t++) {
+			int k = sn->cgs[i].tl[t].tier, at = 0;
+
+			while (at < nkeys && keys[at] < k)
+				at++;
+			if ((at < nkeys && keys[at] == k) || nkeys == MAX_TLINES)
+				continue;
+			memmove(keys + at + 1, keys + at, (nkeys - at) * sizeof(*keys));
+			keys[at] = k;
+			nkeys++;
+		}
+	if (o.headers) {
+		if (o.colour)
+			fputs("\033[1m", out);
+		fprintf(out, "%-*s %*s %*s %5s %*s", w, "CGROUP", bw, "USAGE", bw, "TOPTIER", "TOP%",
+			bw, "LOWER");
+		if (cg_version == 1)
+			fprintf(out, " %*s", bw, "SOFTLIMIT");
+		for (int k = 0; k < nkeys; k++) {
+			static const char *const col[] = { "CUR", "IN", "LOW", "HIGH", "MAX" };
+
+			for (size_t c = 0; c < ARRAY_LEN(col); c++) {
+				snprintf(a, sizeof(a), "T%d:%s", keys[k], col[c]);
+				fprintf(out, " %*s", bw, a);
+			}
+			snprintf(a, sizeof(a), "T%d:EVENTS", keys[k]);
+			fprintf(out, " %14s", a);
+		}
+		fprintf(out, " %10s %10s %10s %10s%s", "DEMOTE", "PROMOTE", "TLDEMOTE", "TLDENIED",
+			rates ? "   DEMOTE/s  PROMOTE/s" : "");
+		if (o.colour)
+			fputs("\033[0m", out);
+		fputc('\n', out);
+	}
 	for (int i = 0; i < sn->ncgs; i++) {
 		const struct cg *cg = &sn->cgs[i];
-		char l1[32], l2[32], l3[32], dem[32], *path;
-		uint64_t ds;
+		char dem[32], *path;
+		uint64_t ds, prev = 0;
 
 		sum3(cg->ctr, &ds);
 		path = *cg->path ? xasprintf("/%s", cg->path) : strdup("/");
@@ -1342,9 +1375,34 @@ static void print_human(FILE *out, const struct snap *sn, bool rates)
 		       bw, fmt_bytes(cg->top, b, 32), h, bw, fmt_bytes(cg->lower, c, 32));
 		if (cg_version == 1)
 			fprintf(out, " %*s", bw, fmt_bytes(cg->soft, d, 32));
-		else
-			fprintf(out, " %*s %*s %*s", bw, fmt_bytes(cg->low, l1, 32),
-			       bw, fmt_bytes(cg->high, l2, 32), bw, fmt_bytes(cg->max, l3, 32));
+		for (int k = 0; k < nkeys; k++) {
+			const struct tline *tl = NULL;
+			uint64_t in = NA;
+			char ev[64];
+
+			for (int t = 0; t < cg->ntl; t++)
+				if (cg->tl[t].tier == keys[k])
+					tl = &cg->tl[t];
+			if (!tl) {
+				fprintf(out, " %*s %*s %*s %*s %*s %14s", bw, "-", bw, "-", bw, "-",
+					bw, "-", bw, "-", "-");
+				prev = NA;
+				continue;
+			}
+			if (tl->val[TF_CURRENT] != NA && prev != NA && tl->val[TF_CURRENT] >= prev)
+				in = tl->val[TF_CURRENT] - prev;
+			prev = tl->val[TF_CURRENT];
+			if (tl->ev[0] == NA)
+				strcpy(ev, "-");
+			else
+				snprintf(ev, sizeof(ev), "%llu/%llu/%llu/%llu",
+					 (unsigned long long)tl->ev[0], (unsigned long long)tl->ev[1],
+					 (unsigned long long)tl->ev[2], (unsigned long long)tl->ev[3]);
+			fprintf(out, " %*s %*s %*s %*s %*s %14s", bw,
+				fmt_bytes(tl->val[TF_CURRENT], a, 32), bw, fmt_bytes(in, b, 32),
+				bw, fmt_bytes(tl->val[TF_LOW], c, 32), bw, fmt_bytes(tl->val[TF_HIGH], d, 32),
+				bw, fmt_bytes(tl->val[TF_MAX], e, 32), ev);
+		}
 		fprintf(out, " %10s %10s %10s %10s", fmt_count(ds, dem, 32),
 		       fmt_count(cg->ctr[CTR_PROMOTE], e, 32),
 		       fmt_count(cg->ctr[CTR_TL_DEMOTE], f, 32),
