@@ -69,7 +69,7 @@ static bool cgroup_agrees(const char *cg, const char *name, const char *step)
 	double deadline = now_s() + 5;
 	char pat[64];
 
-	snprintf(pat, sizeof(pat), "{\"path\":\"%s\"", name);
+	snprintf(pat, sizeof(pat), "{\"path\":\"/%s\"", name);
 	while (now_s() < deadline) {
 		long long top, lower, ktop, klower;
 		const char *entry;

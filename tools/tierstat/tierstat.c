@@ -1152,6 +1152,13 @@ static uint64_t used_of(uint64_t total, uint64_t free)
 	return total == NA || free == NA || free > total ? NA : total - free;
 }
 
+/* A cgroup's path as every output shows it: "/a/b", "/" for the root
+ * (malloc()ed). */
+static char *cg_path(const struct cg *c)
+{
+	return xasprintf("/%s", c->path);
+}
+
 /* ---- human output ---- */
 
 /* The live view's limit on the CGROUP column (0: none); longer paths keep
@@ -1359,7 +1366,7 @@ static void print_human(FILE *out, const struct snap *sn, bool rates)
 		uint64_t ds, prev = 0;
 
 		sum3(cg->ctr, &ds);
-		path = *cg->path ? xasprintf("/%s", cg->path) : strdup("/");
+		path = cg_path(cg);
 		if ((int)strlen(path) > w && w > 4) {	/* "...", then the end */
 			char *cut = xasprintf("...%s", path + strlen(path) - (w - 3));
 
@@ -1461,7 +1468,7 @@ static void json_rate(double r)
 
 static void print_json(const struct snap *sn, double interval)
 {
-	printf("{\"version\":2,\"timestamp\":%lld.%03ld,\"interval\":",
+	printf("{\"version\":3,\"timestamp\":%lld.%03ld,\"interval\":",
 	       (long long)sn->real.tv_sec, sn->real.tv_nsec / 1000000);
 	json_rate(interval);
 	printf(",\"toptier_nodes\":[");
@@ -1522,8 +1529,11 @@ static void print_json(const struct snap *sn, double interval)
 	for (int i = 0; i < sn->ncgs; i++) {
 		const struct cg *c = &sn->cgs[i];
 
+		char *path = cg_path(c);
+
 		printf("%s{\"path\":", i ? "," : "");
-		json_str(*c->path ? c->path : "/");
+		json_str(path);
+		free(path);
 		printf(",\"usage_bytes\":");
 		json_u64(c->usage);
 		printf(",\"toptier_bytes\":");
@@ -1554,7 +1564,7 @@ static void print_json(const struct snap *sn, double interval)
 			printf("%s\"%s\":", k ? "," : "", ctr_names[k]);
 			json_u64(c->ctr[k]);
 		}
-		printf("},\"rates\":{");
+		printf("},\"counter_rates\":{");
 		for (size_t k = 0; k < NCTR; k++) {
 			printf("%s\"%s\":", k ? "," : "", ctr_names[k]);
 			json_rate(c->rate[k]);
@@ -1628,15 +1638,13 @@ static void prom_sample(FILE *f, const char *name, const char *cgroup, const cha
 		fprintf(f, " %llu\n", (unsigned long long)v);
 }
 
-static const char *cg_label(const struct cg *c)
-{
-	return *c->path ? c->path : "/";
-}
 
 static void print_prom(FILE *f, const struct snap *sn)
 {
-	char l[128];
+	char l[128], **paths = xmalloc((sn->ncgs + 1) * sizeof(*paths));
 
+	for (int i = 0; i < sn->ncgs; i++)
+		paths[i] = cg_path(&sn->cgs[i]);
 	prom_family(f, "tier_total_bytes", "gauge", "Memory of the nodes of a memory tier.");
 	for (int i = 0; i < sn->ntiers; i++) {
 		snprintf(l, sizeof(l), "tier=\"%d\"", sn->tiers[i].id);
@@ -1674,23 +1682,23 @@ static void print_prom(FILE *f, const struct snap *sn)
 
 	prom_family(f, "cgroup_usage_bytes", "gauge", "memory.current (v2) or memory.usage_in_bytes (v1).");
 	for (int i = 0; i < sn->ncgs; i++)
-		prom_sample(f, "cgroup_usage_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].usage);
+		prom_sample(f, "cgroup_usage_bytes", paths[i], NULL, sn->cgs[i].usage);
 	prom_family(f, "cgroup_toptier_bytes", "gauge", "The cgroup's memory on the top tier.");
 	for (int i = 0; i < sn->ncgs; i++)
-		prom_sample(f, "cgroup_toptier_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].top);
+		prom_sample(f, "cgroup_toptier_bytes", paths[i], NULL, sn->cgs[i].top);
 	prom_family(f, "cgroup_lower_bytes", "gauge", "The cgroup's memory on the lower tiers (memory.numa_stat).");
 	for (int i = 0; i < sn->ncgs; i++)
-		prom_sample(f, "cgroup_lower_bytes", cg_label(&sn->cgs[i]), NULL, sn->cgs[i].lower);
+		prom_sample(f, "cgroup_lower_bytes", paths[i], NULL, sn->cgs[i].lower);
 	prom_family(f, "cgroup_node_bytes", "gauge", "The cgroup's memory on a NUMA node (memory.numa_stat).");
 	for (int i = 0; i < sn->ncgs; i++)
 		for (int j = 0; sn->cgs[i].node_bytes && j < sn->nnodes; j++) {
 			snprintf(l, sizeof(l), "node=\"%d\"", sn->nodes[j].id);
-			prom_sample(f, "cgroup_node_bytes", cg_label(&sn->cgs[i]), l,
+			prom_sample(f, "cgroup_node_bytes", paths[i], l,
 				    sn->cgs[i].node_bytes[sn->nodes[j].id]);
 		}
 	prom_family(f, "cgroup_toptier_soft_limit_bytes", "gauge", "cgroup v1 memory.toptier_soft_limit_in_bytes.");
 	for (int i = 0; i < sn->ncgs; i++)
-		prom_sample(f, "cgroup_toptier_soft_limit_bytes", cg_label(&sn->cgs[i]), NULL,
+		prom_sample(f, "cgroup_toptier_soft_limit_bytes", paths[i], NULL,
 			    sn->cgs[i].soft);
 	for (int fi = 0; fi < NTF; fi++) {
 		char name[64], help[160];
@@ -1702,7 +1710,7 @@ static void print_prom(FILE *f, const struct snap *sn)
 		for (int i = 0; i < sn->ncgs; i++)
 			for (int t = 0; t < sn->cgs[i].ntl; t++) {
 				snprintf(l, sizeof(l), "tier=\"%d\"", sn->cgs[i].tl[t].tier);
-				prom_sample(f, name, cg_label(&sn->cgs[i]), l, sn->cgs[i].tl[t].val[fi]);
+				prom_sample(f, name, paths[i], l, sn->cgs[i].tl[t].val[fi]);
 			}
 	}
 	prom_family(f, "cgroup_tiers_events_total", "counter", "memory.tiers.events of a tier's line.");
@@ -1711,16 +1719,19 @@ static void print_prom(FILE *f, const struct snap *sn)
 			for (size_t k = 0; k < NTEV; k++) {
 				snprintf(l, sizeof(l), "tier=\"%d\",event=\"%s\"",
 					 sn->cgs[i].tl[t].tier, tev_names[k]);
-				prom_sample(f, "cgroup_tiers_events_total", cg_label(&sn->cgs[i]), l,
+				prom_sample(f, "cgroup_tiers_events_total", paths[i], l,
 					    sn->cgs[i].tl[t].ev[k]);
 			}
 	prom_family(f, "cgroup_memory_stat_total", "counter", "A demotion or promotion counter of memory.stat, in pages.");
 	for (int i = 0; i < sn->ncgs; i++)
 		for (size_t k = 0; k < NCTR; k++) {
 			snprintf(l, sizeof(l), "counter=\"%s\"", ctr_names[k]);
-			prom_sample(f, "cgroup_memory_stat_total", cg_label(&sn->cgs[i]), l,
+			prom_sample(f, "cgroup_memory_stat_total", paths[i], l,
 				    sn->cgs[i].ctr[k]);
 		}
+	for (int i = 0; i < sn->ncgs; i++)
+		free(paths[i]);
+	free(paths);
 }
 
 /*

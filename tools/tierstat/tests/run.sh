@@ -45,7 +45,7 @@ js() {
 import json, os, sys
 PS = int(os.environ["PS"])
 d = json.load(open(sys.argv[1]))
-cg = {c["path"]: c for c in d["cgroups"]}
+cg = {(c["path"][1:] or "/"): c for c in d["cgroups"]}
 r = eval(sys.argv[2])
 if r is not True:
     print("false:", sys.argv[2]); print(json.dumps(d, indent=1)[:3000]); sys.exit(1)
@@ -82,18 +82,18 @@ ok "v1: json cgroup values" js v1 'd["cgroup_version"] == 1 and cg["a"]["toptier
 ok "v1: json tiers and nodes" js v1 'd["toptier_nodes"] == [0] and d["toptier_source"] == "is_toptier" and d["tiers"] == [{"tier": 4, "nodes": [0], "toptier": True, "total_bytes": 1073741824, "used_bytes": 805306368, "free_bytes": 268435456}, {"tier": 22, "nodes": [1], "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}] and d["nodes"][1] == {"node": 1, "tier": 22, "toptier": False, "total_bytes": 2147483648, "used_bytes": 536870912, "free_bytes": 1610612736}'
 ok "v1: json vmstat keeps demote/promote/numa/migrate counters only" js v1 'd["vmstat"] == {"pgdemote_kswapd": 1000, "pgdemote_direct": 20, "pgdemote_khugepaged": 3, "pgpromote_success": 400, "pgpromote_candidate": 500, "numa_pte_updates": 7, "numa_pages_migrated": 300, "pgmigrate_success": 1300, "pgmigrate_fail": 5} and set(d["vmstat_rates"].values()) == {None} and d["interval"] is None'
 ok "v1: counters missing from memory.stat are null" js v1 'all(v is None for c in d["cgroups"] for v in c["counters"].values())'
-ok "v1: restrict to a subtree" js v1 '[c["path"] for c in d["cgroups"]] == ["a", "a/b"]' /a/
-ok "v1: overlapping arguments, no duplicates" js v1 '[c["path"] for c in d["cgroups"]] == ["a", "a/b", "c"]' c a/b a
-ok "v1: --sort toptier" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "a", "a/b", "c"]' --sort toptier
-ok "v1: --sort lower" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "c", "a", "a/b"]' --sort lower
-ok "v1: --sort name" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "a", "a/b", "c"]' -s name
+ok "v1: restrict to a subtree" js v1 '[c["path"] for c in d["cgroups"]] == ["/a", "/a/b"]' /a/
+ok "v1: overlapping arguments, no duplicates" js v1 '[c["path"] for c in d["cgroups"]] == ["/a", "/a/b", "/c"]' c a/b a
+ok "v1: --sort toptier" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "/a", "/a/b", "/c"]' --sort toptier
+ok "v1: --sort lower" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "/c", "/a", "/a/b"]' --sort lower
+ok "v1: --sort name" js v1 '[c["path"] for c in d["cgroups"]] == ["/", "/a", "/a/b", "/c"]' -s name
 
 # --- cgroup v2 fixture
 ok "v2: json values" js v2 'd["cgroup_version"] == 2 and cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["lower_bytes"] == 1048576 and cg["x"]["usage_bytes"] == 7340032 and cg["x"]["limits"] == {"low": 1048576, "high": "max", "max": 268435456, "soft": None} and cg["x"]["counters"] == {"pgdemote_kswapd": 50, "pgdemote_direct": 5, "pgdemote_khugepaged": 1, "pgpromote_success": 30, "pgdemote_tierlimit": 7, "pgpromote_tierlimit_denied": 2}'
 ok "v2: json per-tier lines of memory.tiers.*" js v2 'cg["x"]["toptier_source"] == "kernel" and cg["x"]["tiers"] == [{"tier": 4, "current_bytes": 6291456, "peak_bytes": 6356992, "low": 1048576, "high": "max", "max": 268435456, "events": {"low": 3, "high": 0, "max": 5, "fallback": 1}}] and cg["/"]["tiers"] == []'
 ok "v2: root has no memory.current and no limits" js v2 'cg["/"]["usage_bytes"] is None and cg["/"]["toptier_bytes"] == 8388608 and cg["/"]["lower_bytes"] == 4194304 and cg["/"]["limits"]["max"] is None'
 ok "v2: human line, one column group for the one line" sh -c "'$BIN' --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' | grep -q '^/x/y  *3.0M  *2.0M  *67%  *1.0M  *2.0M  *2.0M  *1.0M  *max  *256.0M  *3/0/5/1  *56  *30  *7  *2\$'"
-ok "v2: --sort lower" js v2 '[c["path"] for c in d["cgroups"]] == ["/", "z", "x", "x/y"]' --sort lower
+ok "v2: --sort lower" js v2 '[c["path"] for c in d["cgroups"]] == ["/", "/z", "/x", "/x/y"]' --sort lower
 ok "v2: environment variables instead of options" sh -c "TIERSTAT_SYSFS='$T/v2/sys' TIERSTAT_PROCFS='$T/v2/proc' TIERSTAT_CGROUPFS='$T/v2/cg' '$BIN' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"cgroup_version\"] == 2 and len(d[\"cgroups\"]) == 4'"
 
 # --- three tiers: two lines per memory.tiers.* file, cumulative
@@ -109,7 +109,7 @@ echo 1 > "$T/unpatched/cg/x/memory.toptier.current"
 ok "unpatched v2: the old memory.toptier.* files are not read" js unpatched 'cg["x"]["toptier_bytes"] == 6291456 and cg["x"]["toptier_source"] == "numa_stat"'
 rm "$T/unpatched/cg/x/memory.toptier.current"
 ok "unpatched v2: missing values shown as -" sh -c "'$BIN' --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg' | grep -q '^/x  *7.0M  *6.0M  *86%  *1.0M  *56  *30  *-  *-\$'"
-ok "unpatched v1: top tier from numa_stat pages" sh -c "'$BIN' --json --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg1' | PS=$PS python3 -c 'import json,os,sys; d=json.load(sys.stdin); c={x[\"path\"]:x for x in d[\"cgroups\"]}; ps=int(os.environ[\"PS\"]); assert d[\"cgroup_version\"] == 1 and c[\"a\"][\"toptier_bytes\"] == 200*ps and c[\"a\"][\"lower_bytes\"] == 50*ps and c[\"a\"][\"toptier_source\"] == \"numa_stat\" and c[\"a\"][\"limits\"][\"soft\"] is None'"
+ok "unpatched v1: top tier from numa_stat pages" sh -c "'$BIN' --json --sysfs '$T/unpatched/sys' --procfs '$T/unpatched/proc' --cgroupfs '$T/unpatched/cg1' | PS=$PS python3 -c 'import json,os,sys; d=json.load(sys.stdin); c={x[\"path\"]:x for x in d[\"cgroups\"]}; ps=int(os.environ[\"PS\"]); assert d[\"cgroup_version\"] == 1 and c[\"/a\"][\"toptier_bytes\"] == 200*ps and c[\"/a\"][\"lower_bytes\"] == 50*ps and c[\"/a\"][\"toptier_source\"] == \"numa_stat\" and c[\"/a\"][\"limits\"][\"soft\"] is None'"
 : > "$T/unpatched/sys/devices/virtual/memory_tiering/memory_tier4/nodelist"
 ok "unpatched: top tier is the lowest tier id that has nodes" js unpatched 'd["toptier_nodes"] == [1] and d["toptier_source"] == "memory_tiering" and cg["x"]["toptier_bytes"] == 1048576 and cg["x"]["lower_bytes"] == 6291456'
 rm -rf "$T/unpatched/sys/devices/virtual/memory_tiering"
@@ -129,8 +129,8 @@ ok "cgroup names needing JSON escapes" js weird "'we\"ird \\\\name' in cg and cg
 
 # --- deep hierarchy
 DEEP=$(i=1; p=l1; while [ $i -lt 60 ]; do i=$((i + 1)); p=$p/l$i; done; echo $p)
-ok "deep: 60 levels, 61 cgroups" js deep "len(d['cgroups']) == 61 and d['cgroups'][-1]['path'] == '$DEEP' and d['cgroups'][-1]['toptier_bytes'] == 4096 and d['cgroups'][-1]['lower_bytes'] == 4096"
-ok "deep: restrict to level 59" js deep "[c['path'] for c in d['cgroups']] == ['${DEEP%/l60}', '$DEEP']" "${DEEP%/l60}"
+ok "deep: 60 levels, 61 cgroups" js deep "len(d['cgroups']) == 61 and d['cgroups'][-1]['path'] == '/$DEEP' and d['cgroups'][-1]['toptier_bytes'] == 4096 and d['cgroups'][-1]['lower_bytes'] == 4096"
+ok "deep: restrict to level 59" js deep "[c['path'] for c in d['cgroups']] == ['/${DEEP%/l60}', '/$DEEP']" "${DEEP%/l60}"
 ok "deep: human output" sh -c "'$BIN' --sysfs '$T/deep/sys' --procfs '$T/deep/proc' --cgroupfs '$T/deep/cg' | grep -q '^/$DEEP '"
 
 # --- repeating and rates
@@ -139,13 +139,13 @@ ok "deep: human output" sh -c "'$BIN' --sysfs '$T/deep/sys' --procfs '$T/deep/pr
 ok "-d -n: one JSON object per snapshot, rates from deltas" sh -c "'$BIN' --json -d 2 -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/rates' && python3 -c '
 import json, sys
 a, b = [json.loads(l) for l in open(sys.argv[1])]
-x = {c[\"path\"]: c for c in b[\"cgroups\"]}[\"x\"]
+x = {c[\"path\"]: c for c in b[\"cgroups\"]}[\"/x\"]
 i = b[\"interval\"]
 assert a[\"interval\"] is None and 1.5 < i < 3, i
 assert abs(b[\"vmstat_rates\"][\"pgdemote_kswapd\"] * i - 2000) < 5, b[\"vmstat_rates\"]
 assert b[\"vmstat_rates\"][\"pgdemote_direct\"] == 0
-assert abs(x[\"rates\"][\"pgpromote_success\"] * i - 500) < 5, x[\"rates\"]
-assert x[\"rates\"][\"pgdemote_kswapd\"] == 0
+assert abs(x[\"counter_rates\"][\"pgpromote_success\"] * i - 500) < 5, x[\"counter_rates\"]
+assert x[\"counter_rates\"][\"pgdemote_kswapd\"] == 0
 ' '$T/rates'"
 wait
 ok "-d human: rate columns, two snapshots" sh -c "'$BIN' -H -d 0.1 -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/out' && [ \$(grep -c '^CGROUP.*DEMOTE/s  *PROMOTE/s' '$T/out') = 2 ] && grep -q '^/x .* 0.0  *0.0\$' '$T/out'"
@@ -184,20 +184,21 @@ if r is not True:
     print("false:", sys.argv[2]); print(open(sys.argv[1]).read()[:3000]); sys.exit(1)
 ' "$T/out" "$e"
 }
-ok "prometheus: v2 values and types" prom v2 'v("tierstat_cgroup_toptier_bytes", cgroup="x") == 6291456 and v("tierstat_cgroup_lower_bytes", cgroup="x") == 1048576 and v("tierstat_cgroup_tiers_max_bytes", cgroup="x", tier="4") == 268435456 and v("tierstat_cgroup_tiers_high_bytes", cgroup="x", tier="4") == math.inf and v("tierstat_cgroup_tiers_events_total", cgroup="x", tier="4", event="max") == 5 and v("tierstat_cgroup_memory_stat_total", cgroup="x", counter="pgdemote_tierlimit") == 7 and types["tierstat_cgroup_tiers_events"] == "counter" and types["tierstat_cgroup_node_bytes"] == "gauge" and v("tierstat_cgroup_usage_bytes", cgroup="/") is None'
-ok "prometheus: per-node bytes of each cgroup" prom v2 'v("tierstat_cgroup_node_bytes", cgroup="x", node="0") == 6291456 and v("tierstat_cgroup_node_bytes", cgroup="x", node="1") == 1048576 and v("tierstat_node_toptier", node="0") == 1 and v("tierstat_node_total_bytes", node="1", tier="22") == 2147483648'
-ok "prometheus: three tiers, a line each" prom v3 'v("tierstat_cgroup_tiers_current_bytes", cgroup="a", tier="4") == 6291456 and v("tierstat_cgroup_tiers_current_bytes", cgroup="a", tier="22") == 8388608 and v("tierstat_cgroup_tiers_max_bytes", cgroup="a", tier="22") == math.inf'
-ok "prometheus: v1 soft limit and usage" prom v1 'v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="a") == 1048576 and v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="a/b") == math.inf and v("tierstat_cgroup_toptier_bytes", cgroup="a") == 819200 and v("tierstat_vmstat_total", counter="pgpromote_success") == 400'
-ok "prometheus: a cgroup name with a quote and a backslash survives" prom weird 'v("tierstat_cgroup_usage_bytes", cgroup="we\"ird \\name") == 4194304'
+ok "prometheus: v2 values and types" prom v2 'v("tierstat_cgroup_toptier_bytes", cgroup="/x") == 6291456 and v("tierstat_cgroup_lower_bytes", cgroup="/x") == 1048576 and v("tierstat_cgroup_tiers_max_bytes", cgroup="/x", tier="4") == 268435456 and v("tierstat_cgroup_tiers_high_bytes", cgroup="/x", tier="4") == math.inf and v("tierstat_cgroup_tiers_events_total", cgroup="/x", tier="4", event="max") == 5 and v("tierstat_cgroup_memory_stat_total", cgroup="/x", counter="pgdemote_tierlimit") == 7 and types["tierstat_cgroup_tiers_events"] == "counter" and types["tierstat_cgroup_node_bytes"] == "gauge" and v("tierstat_cgroup_usage_bytes", cgroup="/") is None'
+ok "prometheus: per-node bytes of each cgroup" prom v2 'v("tierstat_cgroup_node_bytes", cgroup="/x", node="0") == 6291456 and v("tierstat_cgroup_node_bytes", cgroup="/x", node="1") == 1048576 and v("tierstat_node_toptier", node="0") == 1 and v("tierstat_node_total_bytes", node="1", tier="22") == 2147483648'
+ok "prometheus: three tiers, a line each" prom v3 'v("tierstat_cgroup_tiers_current_bytes", cgroup="/a", tier="4") == 6291456 and v("tierstat_cgroup_tiers_current_bytes", cgroup="/a", tier="22") == 8388608 and v("tierstat_cgroup_tiers_max_bytes", cgroup="/a", tier="22") == math.inf'
+ok "prometheus: v1 soft limit and usage" prom v1 'v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="/a") == 1048576 and v("tierstat_cgroup_toptier_soft_limit_bytes", cgroup="/a/b") == math.inf and v("tierstat_cgroup_toptier_bytes", cgroup="/a") == 819200 and v("tierstat_vmstat_total", counter="pgpromote_success") == 400'
+ok "prometheus: a cgroup name with a quote and a backslash survives" prom weird 'v("tierstat_cgroup_usage_bytes", cgroup="/we\"ird \\name") == 4194304'
 ok "prometheus -o: the file is replaced whole, no temporary left" sh -c '
 	"$0" --sysfs "$1/v2/sys" --procfs "$1/v2/proc" --cgroupfs "$1/v2/cg" -p -o "$1/m.prom" \
 		> "$1/o.out" && [ ! -s "$1/o.out" ] &&
-	grep -q "^tierstat_cgroup_toptier_bytes{cgroup=\"x\"} 6291456\$" "$1/m.prom" &&
+	grep -q "^tierstat_cgroup_toptier_bytes{cgroup=\"/x\"} 6291456\$" "$1/m.prom" &&
 	! ls "$1" | grep -q "m\.prom\..*tmp"' "$BIN" "$T"
 ok "-o without --prometheus -> exit 2" fails 2 'needs --prometheus' ts v2 -o "$T/x.prom"
 ok "--json with --prometheus -> exit 2" fails 2 'exclude each other' ts v2 -j -p
 ok "-o into a missing directory -> exit 1" fails 1 'cannot create' ts v2 -p -o "$T/none/m.prom"
 ok "--version" sh -c '"$0" --version | grep -q "^tierstat [0-9]"' "$BIN"
+ok "json version 3: paths as in the human output, counter_rates beside vmstat_rates" js v2 'd["version"] == 3 and [c["path"] for c in d["cgroups"]] == ["/", "/x", "/x/y", "/z"] and "counter_rates" in cg["x"] and "rates" not in cg["x"] and "vmstat_rates" in d'
 ok "json: per-node bytes" js v3 'cg["a"]["node_bytes"] == {"0": 6291456, "1": 2097152, "2": 1048576}'
 
 # --- 64 nodes, huge values, terminals
@@ -220,9 +221,9 @@ fi
 ok "--json=1 names the option" fails 2 "option '--json' takes no argument" ts v2 --json=1
 
 # --- order, depth, delays, batch
-ok "tree order: parents first, siblings by size" js tree '[c["path"] for c in d["cgroups"]] == ["/", "q", "q/r", "q/r/s", "p", "p/big"]' --sort toptier
-ok "tree order by name" js tree '[c["path"] for c in d["cgroups"]] == ["/", "p", "p/big", "q", "q/r", "q/r/s"]'
-ok "--depth 1" js tree '[c["path"] for c in d["cgroups"]] == ["/", "p", "q"]' --depth 1
+ok "tree order: parents first, siblings by size" js tree '[c["path"] for c in d["cgroups"]] == ["/", "/q", "/q/r", "/q/r/s", "/p", "/p/big"]' --sort toptier
+ok "tree order by name" js tree '[c["path"] for c in d["cgroups"]] == ["/", "/p", "/p/big", "/q", "/q/r", "/q/r/s"]'
+ok "--depth 1" js tree '[c["path"] for c in d["cgroups"]] == ["/", "/p", "/q"]' --depth 1
 ok "--depth 0: the root only" js tree '[c["path"] for c in d["cgroups"]] == ["/"]' --depth 0
 ok "-d 200ms -n 2: two snapshots with headers, appended" sh -c "'$BIN' -d 200ms -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > '$T/o2' && [ \$(grep -c '^CGROUP ' '$T/o2') -eq 2 ] && grep -q 'DEMOTE/s' '$T/o2'"
 ok "-d 1s is one second" sh -c "s=\$(date +%s%N); '$BIN' -d 1s -n 2 --sysfs '$T/v2/sys' --procfs '$T/v2/proc' --cgroupfs '$T/v2/cg' > /dev/null && e=\$(date +%s%N) && [ \$(((e - s) / 1000000)) -ge 1000 ]"
