@@ -8,6 +8,8 @@
 #              with two lines), and malformed memory.tiers.* files
 #   $1/tree    cgroup v2, siblings whose order by size differs from the
 #              order of their subtrees' largest members
+#   $1/sock2   two sockets: two DRAM nodes, two expanders, a tier each pair
+#   $1/four    four tiers, memory.tiers.* files with three lines
 #   $1/unpatched  no is_toptier, no toptier files, cgroup v2 and v1 roots
 #   $1/garbage malformed values and truncated lines everywhere
 #   $1/deep    cgroup v2 hierarchy 60 levels deep
@@ -87,7 +89,7 @@ v2cg() {
 	return 0
 }
 
-rm -rf $R/v1 $R/v2 $R/v3 $R/tree $R/unpatched $R/garbage $R/deep
+rm -rf $R/v1 $R/v2 $R/v3 $R/tree $R/sock2 $R/four $R/unpatched $R/garbage $R/deep
 # v1: root 300+100 pages, a 200+50 (soft 1M), a/b 100+25 (unlimited)
 sysfs $R/v1 yes
 v1cg $R/v1/cg 300 100 "" yes
@@ -112,6 +114,45 @@ v2cg $R/tree/cg/p/big 8388608 0 yes
 v2cg $R/tree/cg/q 4194304 0 yes
 v2cg $R/tree/cg/q/r 131072 0 yes
 v2cg $R/tree/cg/q/r/s 65536 0 yes
+
+# sock2: two sockets, node0 and node1 DRAM (memory_tier4), node2 and node3
+# their expanders (memory_tier22); cgroup s has 1M, 2M, 3M and 4M on
+# nodes 0..3
+sysfs $R/sock2 no
+echo 0-1 > $R/sock2/sys/devices/virtual/memory_tiering/memory_tier4/nodelist
+echo 2-3 > $R/sock2/sys/devices/virtual/memory_tiering/memory_tier22/nodelist
+echo 0-1 > $R/sock2/sys/devices/system/node/is_toptier
+for n in 1 2 3; do
+	mkdir -p $R/sock2/sys/devices/system/node/node$n
+	printf 'Node %d MemTotal:        1048576 kB\nNode %d MemFree:          524288 kB\n' $n $n \
+		> $R/sock2/sys/devices/system/node/node$n/meminfo
+done
+v2cg $R/sock2/cg 0 0 no
+v2cg $R/sock2/cg/s 0 0 no
+printf 'anon N0=1048576 N1=2097152 N2=3145728 N3=4194304\nfile N0=0 N1=0 N2=0 N3=0\n' \
+	> $R/sock2/cg/s/memory.numa_stat
+echo '4 3145728' > $R/sock2/cg/s/memory.tiers.current
+
+# four: four tiers (4, 22, 45, 60) a node each; cgroup f has three lines
+sysfs $R/four yes
+for t in 45:2 60:3; do
+	mkdir -p $R/four/sys/devices/virtual/memory_tiering/memory_tier${t%:*} \
+		 $R/four/sys/devices/system/node/node${t#*:}
+	echo ${t#*:} > $R/four/sys/devices/virtual/memory_tiering/memory_tier${t%:*}/nodelist
+	printf 'Node %d MemTotal:        1048576 kB\nNode %d MemFree:         1048576 kB\n' ${t#*:} ${t#*:} \
+		> $R/four/sys/devices/system/node/node${t#*:}/meminfo
+done
+v2cg $R/four/cg 0 0 no
+v2cg $R/four/cg/f 0 0 no
+printf 'anon N0=1048576 N1=1048576 N2=1048576 N3=1048576\nfile N0=0 N1=0 N2=0 N3=0\n' \
+	> $R/four/cg/f/memory.numa_stat
+printf '4 1048576\n22 2097152\n45 3145728\n' > $R/four/cg/f/memory.tiers.current
+printf '4 1048576\n22 2097152\n45 3145728\n' > $R/four/cg/f/memory.tiers.peak
+printf '4 0\n22 0\n45 0\n' > $R/four/cg/f/memory.tiers.low
+printf '4 max\n22 max\n45 max\n' > $R/four/cg/f/memory.tiers.high
+printf '4 1048576\n22 max\n45 4194304\n' > $R/four/cg/f/memory.tiers.max
+printf '4 low=0 high=0 max=9 fallback=0\n22 low=0 high=0 max=0 fallback=0\n45 low=0 high=0 max=1 fallback=2\n' \
+	> $R/four/cg/f/memory.tiers.events
 
 # v3: node2 (512 MiB, all free) in memory_tier45, below node1's memory_tier22;
 # root 6M+2M+1M, a the same; b has malformed memory.tiers.* files

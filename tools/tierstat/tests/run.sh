@@ -220,6 +220,14 @@ else
 fi
 ok "--json=1 names the option" fails 2 "option '--json' takes no argument" ts v2 --json=1
 
+# --- two sockets, four tiers
+ok "2 sockets: each node's bytes, tiers of two nodes" js sock2 'cg["s"]["node_bytes"] == {"0": 1048576, "1": 2097152, "2": 3145728, "3": 4194304} and cg["s"]["toptier_bytes"] == 3145728 and cg["s"]["lower_bytes"] == 7340032 and d["toptier_nodes"] == [0, 1] and d["tiers"][0]["nodes"] == [0, 1]'
+ok "2 sockets: the node lists as ranges" sh -c "'$BIN' --sysfs '$T/sock2/sys' --procfs '$T/sock2/proc' --cgroupfs '$T/sock2/cg' | grep -q '^memory_tier4  *0-1  ' && '$BIN' --sysfs '$T/sock2/sys' --procfs '$T/sock2/proc' --cgroupfs '$T/sock2/cg' | grep -q '^memory_tier22  *2-3  '"
+ok "2 sockets: per-node metrics" prom sock2 'v("tierstat_cgroup_node_bytes", cgroup="/s", node="3") == 4194304 and v("tierstat_node_toptier", node="1") == 1 and v("tierstat_node_toptier", node="2") == 0'
+ok "4 tiers: three lines in JSON" js four '[t["tier"] for t in cg["f"]["tiers"]] == [4, 22, 45] and cg["f"]["tiers"][2]["max"] == 4194304 and cg["f"]["tiers"][1]["max"] == "max" and cg["f"]["tiers"][2]["events"]["fallback"] == 2 and len(d["tiers"]) == 4'
+ok "4 tiers: three column groups, each tier's own part" sh -c "'$BIN' --sysfs '$T/four/sys' --procfs '$T/four/proc' --cgroupfs '$T/four/cg' | grep -q '^/f  .* 1.0M  *1.0M  *0B  *max  *1.0M  *0/0/9/0  *2.0M  *1.0M  *0B  *max  *max  *0/0/0/0  *3.0M  *1.0M  *0B  *max  *4.0M  *0/0/1/2 '"
+ok "4 tiers: metrics of every line" prom four 'v("tierstat_cgroup_tiers_current_bytes", cgroup="/f", tier="45") == 3145728 and v("tierstat_cgroup_tiers_events_total", cgroup="/f", tier="45", event="fallback") == 2 and v("tierstat_tier_total_bytes", tier="60") == 1073741824'
+
 # --- order, depth, delays, batch
 ok "tree order: parents first, siblings by size" js tree '[c["path"] for c in d["cgroups"]] == ["/", "/q", "/q/r", "/q/r/s", "/p", "/p/big"]' --sort toptier
 ok "tree order by name" js tree '[c["path"] for c in d["cgroups"]] == ["/", "/p", "/p/big", "/q", "/q/r", "/q/r/s"]'
