@@ -8,10 +8,10 @@ source "$(dirname "$0")/lib.sh"
 # peer suite (scripts/build-selftests.sh).  gnuplot-nox: the PNG plots of
 # make bench.  python3-prometheus-client: the parser that checks
 # tierstat --prometheus (tools/tierstat/tests); tmux drives its live view
-# there.
+# there.  python3-ply: checkpatch.pl's SPDX check (scripts/spdxcheck.py).
 PKGS=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
       ccache git python3 perl kmod qemu-system-x86 busybox-static gawk
-      libnuma-dev gnuplot-nox python3-prometheus-client tmux)
+      libnuma-dev gnuplot-nox python3-prometheus-client tmux python3-ply)
 
 # dpkg-query fails for a package dpkg has never heard of; under pipefail
 # that would end the script on a fresh machine, so it counts as "not
