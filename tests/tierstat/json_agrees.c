@@ -3,7 +3,9 @@
  * tierstat --json in the guest agrees with the files it reads, while a
  * workload's memory moves between the tiers: node totals match node
  * meminfo, and a cgroup's top-tier and lower-tier bytes match
- * memory.toptier_usage_in_bytes and memory.numa_stat.
+ * memory.toptier_usage_in_bytes and memory.numa_stat.  On cgroup v2 both
+ * views follow the moves: the JSON (top tier from memory.tiers.current,
+ * node1's bytes from memory.numa_stat) and the human table (-r, bytes).
  *
  * toptier-test: topology=2tier timeout=180
  */
