@@ -551,7 +551,8 @@ if bench["victim"]:
 if bench["pingpong"]:
     md.append("## 5. Ping-pong (thrashing)\n")
     md.append("`tierbench pingpong`: node0 is filled with mlocked memory down to its low "
-              "watermark + 96 MB on both kernels; a cgroup's 128 MB hot set, written on node1, is "
+              "watermark + 64 MB on both kernels (stock's budget is the patched cap); a cgroup's "
+              "128 MB hot set, written on node1, is "
               "read back to back with numa_balancing=2 for 60 s.  *patched*: `memory.tiers.max` "
               "64M on the fastest tier's line, so the hot set is twice the budget.  "
               "pgpromote_success and pgdemote_* are counted from the moment NUMA balancing is "

@@ -836,14 +836,15 @@ static int bench_protect(const char *config)
 /* ---- ping-pong ---------------------------------------------------------------- */
 #define PP_CAP		(64 * MB)
 #define PP_HOT		(2 * PP_CAP)
-#define PP_ROOM		(96 * MB)	/* node0 room above its low watermark */
+#define PP_ROOM		PP_CAP	/* node0 room above its low watermark: stock's budget */
 #define PP_RUN_S	60.0
 #define PP_STEADY_S	20.0	/* the steady-state window starts here */
 
 /*
  * Every page of the hot set, twice the cap, starts on node1 and the rest
- * of node0 is mlocked, so a demotion in this set-up is a hot page going
- * back down after a promotion.  The run counts them from the moment NUMA
+ * of node0 is mlocked down to the cap above its low watermark, so that
+ * stock's budget is the patched kernel's and a demotion in this set-up is
+ * a hot page going back down after a promotion.  The run counts them from the moment NUMA
  * balancing is switched on, because stock 6.12 churns most in the first
  * seconds, and again from PP_STEADY_S on, for the steady state.  Every
  * second it also reads where each page of the hot set is: a page that
