@@ -542,7 +542,7 @@ if bench["victim"]:
                      '"" index %d u 1:5 w l lw 3 t "victim"%s\n'
                      % (label, idx, idx, idx, idx,
                         ', %.0f w l dt 2 t "fair share"' % fair["median"] if fair else ""))
-    md.append(gnuplot("victim", 'set terminal pngcairo size 1100,800 font ",9"\nset output "victim.png"\n'
+    md.append(gnuplot("victim", 'set terminal pngcairo size 1100,800 font ",9" noenhanced\nset output "victim.png"\n'
                       'set multiplot layout 2,2 title "Top-tier MB per cgroup after the victim starts (round 1)"\n'
                       'set xlabel "s"\nset ylabel "MB on node0"\nset key bottom right\n'
                       + "".join(plots) + "unset multiplot\n"))
